@@ -1,0 +1,126 @@
+#include "curl_shim.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { IPX_MAX_HEADER_BYTES = 64 * 1024 };
+
+CURLcode ipx_curl_global_init(void) {
+    return curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+CURLcode ipx_curl_set_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode ipx_curl_set_offset(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode ipx_curl_set_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode ipx_curl_set_list(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode ipx_curl_get_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+CURLcode ipx_curl_get_double(CURL *handle, CURLINFO info, double *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+ipx_transfer *ipx_transfer_new(size_t max_body) {
+    ipx_transfer *transfer = calloc(1, sizeof(ipx_transfer));
+    if (transfer) {
+        transfer->max_body = max_body;
+    }
+    return transfer;
+}
+
+void ipx_transfer_free(ipx_transfer *transfer) {
+    if (!transfer) {
+        return;
+    }
+    free(transfer->body);
+    free(transfer->headers);
+    free(transfer);
+}
+
+static int ipx_reserve(unsigned char **data, size_t *capacity, size_t needed) {
+    if (needed <= *capacity) {
+        return 1;
+    }
+    size_t grown = *capacity ? *capacity : 64 * 1024;
+    while (grown < needed) {
+        grown *= 2;
+    }
+    unsigned char *moved = realloc(*data, grown);
+    if (!moved) {
+        return 0;
+    }
+    *data = moved;
+    *capacity = grown;
+    return 1;
+}
+
+static size_t ipx_write_body(char *data, size_t size, size_t count, void *context) {
+    ipx_transfer *transfer = context;
+    size_t length = size * count;
+    if (transfer->body_length + length > transfer->max_body) {
+        transfer->body_too_large = 1;
+        return 0;
+    }
+    if (!ipx_reserve(&transfer->body, &transfer->body_capacity, transfer->body_length + length)) {
+        return 0;
+    }
+    memcpy(transfer->body + transfer->body_length, data, length);
+    transfer->body_length += length;
+    return length;
+}
+
+static size_t ipx_write_header(char *data, size_t size, size_t count, void *context) {
+    ipx_transfer *transfer = context;
+    size_t length = size * count;
+    if (length >= 5 && memcmp(data, "HTTP/", 5) == 0) {
+        transfer->headers_length = 0;
+    }
+    if (transfer->headers_length + length > IPX_MAX_HEADER_BYTES) {
+        return length; /* keep the transfer going; the extra header lines are ignored */
+    }
+    if (!ipx_reserve((unsigned char **)&transfer->headers, &transfer->headers_capacity,
+                     transfer->headers_length + length + 1)) {
+        return 0;
+    }
+    memcpy(transfer->headers + transfer->headers_length, data, length);
+    transfer->headers_length += length;
+    transfer->headers[transfer->headers_length] = '\0';
+    return length;
+}
+
+static curl_socket_t ipx_open_socket(void *context, curlsocktype purpose, struct curl_sockaddr *address) {
+    ipx_transfer *transfer = context;
+    (void)purpose;
+    if (transfer->decider &&
+        !transfer->decider(transfer->decider_context, address->family, &address->addr)) {
+        transfer->address_refused = 1;
+        return CURL_SOCKET_BAD;
+    }
+    return socket(address->family, address->socktype, address->protocol);
+}
+
+CURLcode ipx_transfer_attach(CURL *handle, ipx_transfer *transfer,
+                             ipx_address_decider decider, void *decider_context) {
+    transfer->decider = decider;
+    transfer->decider_context = decider_context;
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, ipx_write_body);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_WRITEDATA, transfer);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, ipx_write_header);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_HEADERDATA, transfer);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, ipx_open_socket);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, transfer);
+    return code;
+}

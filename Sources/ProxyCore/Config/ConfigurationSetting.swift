@@ -1,0 +1,67 @@
+import Foundation
+
+/// One configuration key: its dotted name, what it accepts, and how it updates a ``ProxyConfiguration``.
+struct ConfigurationSetting: Sendable {
+    /// Dotted key as written in the YAML file, e.g. `cache.memoryBytes`.
+    let key: String
+    /// What a valid value looks like, for error messages.
+    let expectation: String
+    /// Applies a textual value; returns false when the text is malformed or out of range.
+    let apply: @Sendable (inout ProxyConfiguration, String) -> Bool
+
+    /// The environment variable that overrides this key: `IMAGEPROXY_` + upper snake case.
+    var environmentName: String {
+        ConfigurationSetting.environmentPrefix + ConfigurationSetting.environmentSuffix(forKey: key)
+    }
+
+    static let environmentPrefix = "IMAGEPROXY_"
+
+    /// `cache.memoryBytes` → `CACHE_MEMORY_BYTES`, the way swift-configuration's environment provider encodes keys.
+    static func environmentSuffix(forKey key: String) -> String {
+        var output = ""
+        for component in key.split(separator: ".") {
+            if !output.isEmpty { output += "_" }
+            var previous: Character?
+            for character in component {
+                if let previous, previous.isLowercase, character.isUppercase { output += "_" }
+                output.append(character)
+                previous = character
+            }
+        }
+        return output.uppercased()
+    }
+
+    static func integer(
+        _ key: String, _ range: ClosedRange<Int>, _ keyPath: any WritableKeyPath<ProxyConfiguration, Int> & Sendable
+    ) -> ConfigurationSetting {
+        ConfigurationSetting(key: key, expectation: "an integer in \(range.lowerBound)...\(range.upperBound)") {
+            configuration, text in
+            guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else { return false }
+            configuration[keyPath: keyPath] = value
+            return true
+        }
+    }
+
+    static func boolean(_ key: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, Bool> & Sendable) -> ConfigurationSetting {
+        ConfigurationSetting(key: key, expectation: "true or false") { configuration, text in
+            switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "true", "yes", "1", "on": configuration[keyPath: keyPath] = true
+            case "false", "no", "0", "off": configuration[keyPath: keyPath] = false
+            default: return false
+            }
+            return true
+        }
+    }
+
+    static func text(
+        _ key: String, _ expectation: String = "a non-empty string",
+        _ keyPath: any WritableKeyPath<ProxyConfiguration, String> & Sendable,
+        allowed: Set<String>? = nil
+    ) -> ConfigurationSetting {
+        ConfigurationSetting(key: key, expectation: expectation) { configuration, text in
+            guard !text.isEmpty, allowed.map({ $0.contains(text) }) ?? true else { return false }
+            configuration[keyPath: keyPath] = text
+            return true
+        }
+    }
+}

@@ -1,0 +1,32 @@
+extension ProxyConfiguration {
+    /// Every key the service understands. `config/imageproxy.yaml` documents the same list.
+    static let settings: [ConfigurationSetting] = [
+        ConfigurationSetting(key: "bind", expectation: "host:port, e.g. 127.0.0.1:8080") { configuration, text in
+            guard let address = ListenAddress(parsing: text) else { return false }
+            configuration.bind = address
+            return true
+        },
+        .text("logLevel", "one of trace, debug, info, notice, warning, error, critical", \.logLevel,
+              allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
+        .text("cache.dir", "a folder path", \.cache.directory),
+        .integer("cache.memoryBytes", 0...(1 << 40), \.cache.memoryBytes),
+        .boolean("allow.loopbackSources", \.allow.loopbackSources),
+        .boolean("allow.privateSources", \.allow.privateSources),
+        .integer("fetch.connectTimeoutMs", 1...600_000, \.fetch.connectTimeoutMilliseconds),
+        .integer("fetch.timeoutMs", 1...3_600_000, \.fetch.timeoutMilliseconds),
+        .integer("fetch.maxSourceBytes", 1...(1 << 34), \.fetch.maxSourceBytes),
+        .integer("fetch.concurrency", 1...1024, \.fetch.concurrency),
+        .integer("fetch.maxRedirects", 0...20, \.fetch.maxRedirects),
+        .text("fetch.userAgent", "a non-empty string", \.fetch.userAgent),
+        .integer("image.maxDimension", 1...65_535, \.image.maxDimension),
+        .integer("image.maxSourcePixels", 1...1_000_000_000, \.image.maxSourcePixels),
+        .integer("image.workers", 0...256, \.image.workers),
+        .boolean("image.autoAVIF", \.image.autoAVIF),
+        .integer("image.jpegQuality", 1...100, \.image.jpegQuality),
+        .integer("image.webpQuality", 1...100, \.image.webpQuality),
+        .integer("image.avifQuality", 1...100, \.image.avifQuality),
+        .integer("image.avifEffort", 0...9, \.image.avifEffort),
+        .integer("image.pngCompression", 0...9, \.image.pngCompression),
+        .integer("http.maxAge", 0...31_536_000, \.http.maxAgeSeconds),
+    ]
+}

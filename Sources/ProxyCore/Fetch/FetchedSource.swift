@@ -1,0 +1,32 @@
+import Foundation
+
+/// The bytes of a source and what its origin said about them.
+public struct FetchedSource: Sendable {
+    /// The body, complete.
+    public var body: [UInt8]
+    /// Response header fields of the final response (after redirects), names lower-cased.
+    public var headers: [(name: String, value: String)]
+    /// The HTTP status of the final response.
+    public var status: Int
+
+    public init(body: [UInt8], headers: [(name: String, value: String)], status: Int) {
+        self.body = body
+        self.headers = headers
+        self.status = status
+    }
+
+    /// The first value of a header field, by lower-case name.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+
+    /// Parses raw header lines (`Name: value\r\n`, the status line skipped).
+    static func parseHeaderLines(_ raw: String) -> [(name: String, value: String)] {
+        raw.split(whereSeparator: \.isNewline).compactMap { line in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            return (name, value)
+        }
+    }
+}

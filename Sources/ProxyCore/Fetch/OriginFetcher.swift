@@ -1,0 +1,79 @@
+import CCurlShim
+import Foundation
+import Logging
+import NIOPosix
+
+/// Downloads sources with libcurl: http(s) only (redirects too), bounded redirects, connect and total
+/// timeouts, a size limit enforced while streaming, and the ``AddressPolicy`` applied to every address
+/// libcurl connects to (`CURLOPT_OPENSOCKETFUNCTION`), redirects included.
+///
+/// Transfers run on a dedicated thread pool of `concurrency` threads, never on the event loops.
+public final class OriginFetcher: Sendable {
+    /// What a fetcher needs to know.
+    public struct Settings: Sendable {
+        public var policy: AddressPolicy
+        public var connectTimeoutMilliseconds: Int
+        public var timeoutMilliseconds: Int
+        public var maxSourceBytes: Int
+        public var maxRedirects: Int
+        public var concurrency: Int
+        public var userAgent: String
+
+        /// Takes the fetch-related parts of the service configuration.
+        public init(_ configuration: ProxyConfiguration) {
+            policy = AddressPolicy(
+                allowLoopback: configuration.allow.loopbackSources, allowPrivate: configuration.allow.privateSources)
+            connectTimeoutMilliseconds = configuration.fetch.connectTimeoutMilliseconds
+            timeoutMilliseconds = configuration.fetch.timeoutMilliseconds
+            maxSourceBytes = configuration.fetch.maxSourceBytes
+            maxRedirects = configuration.fetch.maxRedirects
+            concurrency = configuration.fetch.concurrency
+            userAgent = configuration.fetch.userAgent
+        }
+    }
+
+    private let settings: Settings
+    private let policyBox: PolicyBox
+    private let threadPool: NIOThreadPool
+    private let logger: Logger
+
+    /// Creates a fetcher; call ``start()`` before fetching and ``shutdown()`` at the end.
+    public init(settings: Settings, logger: Logger) {
+        _ = Self.globalInit
+        self.settings = settings
+        self.policyBox = PolicyBox(settings.policy)
+        self.threadPool = NIOThreadPool(numberOfThreads: settings.concurrency)
+        self.logger = logger
+    }
+
+    private static let globalInit: Void = { _ = ipx_curl_global_init() }()
+
+    /// Starts the transfer threads.
+    public func start() { threadPool.start() }
+
+    /// Stops the transfer threads once running transfers finish.
+    public func shutdown() async throws { try await threadPool.shutdownGracefully() }
+
+    /// Downloads `source` completely.
+    /// - Throws: ``FetchError``.
+    public func fetch(_ source: SourceURL) async throws -> FetchedSource {
+        let settings = self.settings
+        let policyBox = self.policyBox
+        let result = try await threadPool.runIfActive {
+            OriginTransfer(url: source.absoluteString, settings: settings, policyBox: policyBox).perform()
+        }
+        switch result {
+        case .success(let fetched):
+            return fetched
+        case .failure(let error):
+            logger.debug("origin fetch failed", metadata: ["host": "\(source.host)", "reason": "\(error.reason)"])
+            throw error
+        }
+    }
+}
+
+/// Holds the policy at a stable address for the C open-socket callback.
+final class PolicyBox: Sendable {
+    let policy: AddressPolicy
+    init(_ policy: AddressPolicy) { self.policy = policy }
+}

@@ -1,0 +1,11 @@
+import Hummingbird
+
+extension Response {
+    /// A one-line `text/plain` response.
+    static func plainText(_ message: String, status: HTTPResponse.Status) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: message + "\n")))
+    }
+}

@@ -1,0 +1,21 @@
+/// Encoder defaults, per format.
+public struct EncodingSettings: Sendable {
+    public var jpegQuality = 80
+    public var webpQuality = 80
+    public var avifQuality = 55
+    /// AVIF encoder effort 0 (fastest) ... 9.
+    public var avifEffort = 2
+    /// PNG zlib level 0...9.
+    public var pngCompression = 6
+
+    public init() {}
+
+    /// Takes the encoder settings of the service configuration.
+    public init(_ image: ProxyConfiguration.Image) {
+        jpegQuality = image.jpegQuality
+        webpQuality = image.webpQuality
+        avifQuality = image.avifQuality
+        avifEffort = image.avifEffort
+        pngCompression = image.pngCompression
+    }
+}

@@ -1,0 +1,37 @@
+/// Why an image could not be produced.
+public enum ImagingError: PublicError, Equatable {
+    /// The bytes are not an image format the service reads.
+    case unsupportedFormat
+    /// The bytes claim a supported format but cannot be decoded.
+    case undecodable
+    /// The source has more pixels (width x height x frames) than allowed.
+    case tooManyPixels(limit: Int)
+    /// libvips failed while resizing, filtering or encoding.
+    case processingFailed
+
+    public var httpStatus: Int {
+        switch self {
+        case .unsupportedFormat: 415
+        case .undecodable, .tooManyPixels: 422
+        case .processingFailed: 500
+        }
+    }
+
+    public var publicMessage: String {
+        switch self {
+        case .unsupportedFormat: "source is not a supported image (JPEG, PNG, WebP, GIF, AVIF/HEIF)"
+        case .undecodable: "source image cannot be decoded"
+        case .tooManyPixels(let limit): "source image has more than \(limit) pixels"
+        case .processingFailed: "image processing failed"
+        }
+    }
+
+    public var reason: String {
+        switch self {
+        case .unsupportedFormat: "unsupported_format"
+        case .undecodable: "undecodable"
+        case .tooManyPixels: "too_many_pixels"
+        case .processingFailed: "processing_failed"
+        }
+    }
+}

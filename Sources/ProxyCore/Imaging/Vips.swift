@@ -1,0 +1,21 @@
+import CVipsShim
+import Foundation
+
+/// Process-wide libvips set-up: started once, one thread per image operation (parallelism comes
+/// from the transform pool), the operation cache off (the service caches encoded results itself).
+public enum Vips {
+    private static let startResult: Bool = {
+        ipx_vips_start("ImageProxy", 1, 0) == 0
+    }()
+
+    /// Starts libvips if needed; returns false when it cannot start.
+    @discardableResult
+    public static func start() -> Bool { startResult }
+
+    /// Takes and clears libvips' last error message (for logs only, never for clients).
+    static func takeError() -> String {
+        guard let message = ipx_vips_take_error() else { return "" }
+        defer { g_free(message) }
+        return String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+extension ImageRequest {
+    /// Decides the output format before the transform, from `format` and the request's `Accept`.
+    ///
+    /// `auto` picks AVIF when accepted and `allowAVIF`, else WebP when accepted, else JPEG (PNG when the
+    /// result has alpha). Returns whether the choice depended on `Accept` (the response then varies on it).
+    public func formatChoice(accept: String?, allowAVIF: Bool) -> (choice: FormatChoice, negotiated: Bool) {
+        guard case .auto = format else {
+            if case .fixed(let fixed) = format { return (.fixed(fixed), false) }
+            return (.jpegOrPNG, false)
+        }
+        let accepted = Self.acceptedMediaTypes(accept)
+        if allowAVIF && accepted.contains("image/avif") { return (.fixed(.avif), true) }
+        if accepted.contains("image/webp") { return (.fixed(.webp), true) }
+        return (.jpegOrPNG, true)
+    }
+
+    /// Media types of an `Accept` header, excluding those with `q=0`.
+    static func acceptedMediaTypes(_ accept: String?) -> Set<String> {
+        guard let accept else { return [] }
+        var types: Set<String> = []
+        for item in accept.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let type = parts.first?.lowercased(), !type.isEmpty else { continue }
+            let refused = parts.dropFirst().contains { parameter in
+                let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                return pair.count == 2 && pair[0].lowercased() == "q" && Double(pair[1]) == 0
+            }
+            if !refused { types.insert(type) }
+        }
+        return types
+    }
+
+    /// The variant key: a SHA-256 over the canonical source and options and the format choice.
+    public func variantKey(choice: FormatChoice) -> VariantKey {
+        var canonical = "v1|\(source.absoluteString)|w=\(width.map(String.init) ?? "")|h=\(height.map(String.init) ?? "")"
+        canonical += "|fit=\(fit.rawValue)|enlarge=\(enlarge ? 1 : 0)|format=\(choice)|q=\(quality.map(String.init) ?? "")"
+        canonical += "|filter=\(filters.map(\.description).joined(separator: ","))"
+        return VariantKey(hashing: canonical)
+    }
+}

@@ -1,0 +1,90 @@
+extension ImageRequest {
+    /// Limits that parsing enforces.
+    public struct Limits: Sendable {
+        /// Largest output width or height after `dpr`.
+        public var maxDimension: Int
+
+        public init(maxDimension: Int) {
+            self.maxDimension = maxDimension
+        }
+    }
+
+    /// The parameters `/img` accepts; anything else is a 400.
+    static let knownParameters: Set<String> = ["url", "w", "h", "fit", "format", "q", "dpr", "filter", "enlarge"]
+
+    /// Parses the decoded query parameters of `/img`.
+    ///
+    /// - Throws: ``RequestError`` naming the first unknown, repeated, missing or out-of-range parameter.
+    public init(query: [(name: String, value: String)], limits: Limits) throws(RequestError) {
+        var values: [String: String] = [:]
+        for (name, value) in query {
+            guard Self.knownParameters.contains(name) else {
+                throw RequestError(parameter: name, problem: "unknown parameter")
+            }
+            guard values[name] == nil else {
+                throw RequestError(parameter: name, problem: "given more than once")
+            }
+            values[name] = value
+        }
+        guard let url = values["url"] else {
+            throw RequestError(parameter: "url", problem: "is required")
+        }
+        self.init(source: try SourceURL(parsing: url))
+
+        let dpr = try Self.number(values["dpr"], name: "dpr", range: 1...4) ?? 1
+        func dimension(_ name: String) throws(RequestError) -> Int? {
+            guard let text = values[name] else { return nil }
+            guard let value = Int(text), (1...limits.maxDimension).contains(value) else {
+                throw RequestError(parameter: name, problem: "must be an integer in 1...\(limits.maxDimension)")
+            }
+            return min(limits.maxDimension, Int((Double(value) * dpr).rounded()))
+        }
+        width = try dimension("w")
+        height = try dimension("h")
+
+        if let text = values["fit"] {
+            guard let mode = FitMode(rawValue: text) else {
+                throw RequestError(parameter: "fit", problem: "must be one of contain, cover, fill")
+            }
+            fit = mode
+        }
+        if let text = values["format"] {
+            if text == "auto" {
+                format = .auto
+            } else if let fixed = OutputFormat(rawValue: text == "jpg" ? "jpeg" : text) {
+                format = .fixed(fixed)
+            } else {
+                throw RequestError(parameter: "format", problem: "must be one of auto, jpeg, png, webp, avif, gif")
+            }
+        }
+        if let text = values["q"] {
+            guard let value = Int(text), (1...100).contains(value) else {
+                throw RequestError(parameter: "q", problem: "must be an integer in 1...100")
+            }
+            quality = value
+        }
+        if let text = values["enlarge"] {
+            switch text {
+            case "1", "true": enlarge = true
+            case "0", "false": enlarge = false
+            default: throw RequestError(parameter: "enlarge", problem: "must be 0 or 1")
+            }
+        }
+        if let text = values["filter"] {
+            guard !text.isEmpty else { throw RequestError(parameter: "filter", problem: "is empty") }
+            let steps = text.split(separator: ",", omittingEmptySubsequences: false)
+            guard steps.count <= 10 else { throw RequestError(parameter: "filter", problem: "has more than 10 steps") }
+            for step in steps {
+                filters.append(try ImageFilter.parse(step))
+            }
+        }
+    }
+
+    private static func number(_ text: String?, name: String, range: ClosedRange<Double>) throws(RequestError) -> Double? {
+        guard let text else { return nil }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw RequestError(parameter: name, problem: "must be a number in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+}

@@ -1,0 +1,23 @@
+/// A validated `/img` request: what to fetch and what to make of it. Pure data, no I/O.
+public struct ImageRequest: Sendable, Hashable {
+    /// The canonical absolute http(s) source URL.
+    public var source: SourceURL
+    /// Output width in pixels (already multiplied by `dpr`), nil when not constrained.
+    public var width: Int?
+    /// Output height in pixels (already multiplied by `dpr`), nil when not constrained.
+    public var height: Int?
+    /// How the output fills the w×h box.
+    public var fit: FitMode = .contain
+    /// Whether the output may be larger than the source.
+    public var enlarge = false
+    /// The requested output format.
+    public var format: RequestedFormat = .auto
+    /// Encoder quality 1...100; nil means the format's configured default.
+    public var quality: Int?
+    /// Filters applied after resizing, in order.
+    public var filters: [ImageFilter] = []
+
+    public init(source: SourceURL) {
+        self.source = source
+    }
+}

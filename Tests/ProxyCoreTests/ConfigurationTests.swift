@@ -1,0 +1,87 @@
+import Foundation
+import ProxyCore
+import Testing
+
+@Suite struct ConfigurationTests {
+    private func temporaryFile(_ text: String, extension fileExtension: String = "yaml") throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ipx-\(UUID().uuidString).\(fileExtension)").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func shippedFileMatchesEmbeddedDefaults() async throws {
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let shipped = packageRoot.appendingPathComponent("config/imageproxy.yaml").path
+        let loaded = try await ProxyConfiguration.load(filePath: shipped, environment: [:])
+        #expect(loaded == ProxyConfiguration())
+    }
+
+    @Test func environmentOverridesFileWhichOverridesDefaults() async throws {
+        let path = try temporaryFile("bind: 0.0.0.0:9000\ncache:\n  dir: /tmp/from-file\nfetch:\n  timeoutMs: 2500\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let loaded = try await ProxyConfiguration.load(
+            filePath: path,
+            environment: [
+                "IMAGEPROXY_BIND": "127.0.0.2:8181", "IMAGEPROXY_ALLOW_LOOPBACK_SOURCES": "true",
+                "IMAGEPROXY_ALLOW_PRIVATE_SOURCES": "1", "IMAGEPROXY_CACHE_MEMORY_BYTES": "1024", "PATH": "/usr/bin",
+            ])
+        #expect(loaded.bind == ListenAddress(host: "127.0.0.2", port: 8181))
+        #expect(loaded.cache.directory == "/tmp/from-file")
+        #expect(loaded.cache.memoryBytes == 1024)
+        #expect(loaded.fetch.timeoutMilliseconds == 2500)
+        #expect(loaded.allow.loopbackSources && loaded.allow.privateSources)
+        #expect(loaded.image.maxDimension == 4096)
+    }
+
+    @Test func cacheDirectoryFromEnvironment() async throws {
+        let loaded = try await ProxyConfiguration.load(filePath: nil, environment: ["IMAGEPROXY_CACHE_DIR": "/var/cache/ipx"])
+        #expect(loaded.cache.directory == "/var/cache/ipx")
+    }
+
+    @Test func jsonFilesAreAccepted() async throws {
+        let path = try temporaryFile(#"{"image": {"maxDimension": 2000}, "http": {"maxAge": 60}}"#, extension: "json")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let loaded = try await ProxyConfiguration.load(filePath: path, environment: [:])
+        #expect(loaded.image.maxDimension == 2000)
+        #expect(loaded.http.maxAgeSeconds == 60)
+    }
+
+    @Test func unknownKeysAndNamesFailNamingThem() async throws {
+        let path = try temporaryFile("cache:\n  memoryByte: 12\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        await #expect(throws: ConfigurationError("unknown key 'cache.memoryByte' in \(path)")) {
+            try await ProxyConfiguration.load(filePath: path, environment: [:])
+        }
+        await #expect(throws: ConfigurationError("unknown environment variable IMAGEPROXY_BINDD")) {
+            try await ProxyConfiguration.load(filePath: nil, environment: ["IMAGEPROXY_BINDD": "x"])
+        }
+    }
+
+    @Test func malformedValuesFailNamingTheKey() async throws {
+        for (name, value, key) in [
+            ("IMAGEPROXY_BIND", "localhost", "bind"), ("IMAGEPROXY_ALLOW_LOOPBACK_SOURCES", "maybe", "allow.loopbackSources"),
+            ("IMAGEPROXY_IMAGE_MAX_DIMENSION", "0", "image.maxDimension"), ("IMAGEPROXY_LOG_LEVEL", "loud", "logLevel"),
+        ] {
+            do {
+                _ = try await ProxyConfiguration.load(filePath: nil, environment: [name: value])
+                Issue.record("\(name)=\(value) was accepted")
+            } catch let error as ConfigurationError {
+                #expect(error.message.contains("for \(key) (\(name))"), "\(error)")
+            }
+        }
+        let broken = try temporaryFile("cache: [unclosed\n")
+        defer { try? FileManager.default.removeItem(atPath: broken) }
+        await #expect(throws: ConfigurationError.self) { try await ProxyConfiguration.load(filePath: broken, environment: [:]) }
+        await #expect(throws: ConfigurationError.self) {
+            try await ProxyConfiguration.load(filePath: "/nonexistent/imageproxy.yaml", environment: [:])
+        }
+    }
+
+    @Test func bindAddressParsing() {
+        #expect(ListenAddress(parsing: "127.0.0.1:8080") == ListenAddress(host: "127.0.0.1", port: 8080))
+        #expect(ListenAddress(parsing: "[::1]:80") == ListenAddress(host: "::1", port: 80))
+        #expect(ListenAddress(parsing: ":8080") == ListenAddress(host: "0.0.0.0", port: 8080))
+        #expect(ListenAddress(parsing: "host") == nil)
+        #expect(ListenAddress(parsing: "host:70000") == nil)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import ProxyCore
+import Synchronization
+
+/// A real origin HTTP server on 127.0.0.1 (port 0) serving generated images and error cases.
+struct TestOrigin {
+    /// Requests received per path.
+    final class Hits: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+        func record(_ path: String) { counts.withLock { $0[path, default: 0] += 1 } }
+        func count(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
+    }
+
+    static let jpeg = try! TestImages.jpeg()
+    static let alphaPNG = try! TestImages.halfTransparent(width: 400, height: 300).encoded(as: .png).bytes
+    static let webp = try! TestImages.gradient(width: 640, height: 480).encoded(as: .webp).bytes
+    static let rotatedJPEG = try! TestImages.rotatedJPEG()
+    static let edgePNG = try! TestImages.edge(width: 200, height: 100).encoded(as: .png).bytes
+
+    let hits = Hits()
+
+    /// Bytes of the streamed `/huge` body (sent chunked, without Content-Length).
+    static let hugeBytes = 2 * 1024 * 1024
+
+    func makeApplication() -> some ApplicationProtocol {
+        let router = Router()
+        let hits = self.hits
+        router.add(middleware: HitCounter(hits: hits))
+        @Sendable func image(_ bytes: [UInt8], type: String) -> Response {
+            Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        router.get("/photo.jpg") { _, _ in image(Self.jpeg, type: "image/jpeg") }
+        router.get("/counted.jpg") { _, _ in image(Self.jpeg, type: "image/jpeg") }
+        router.get("/alpha.png") { _, _ in image(Self.alphaPNG, type: "image/png") }
+        router.get("/photo.webp") { _, _ in image(Self.webp, type: "image/webp") }
+        router.get("/rotated.jpg") { _, _ in image(Self.rotatedJPEG, type: "image/jpeg") }
+        router.get("/edge.png") { _, _ in image(Self.edgePNG, type: "image/png") }
+        router.get("/mislabelled") { _, _ in image(Self.jpeg, type: "text/plain") }
+        router.get("/text.txt") { _, _ in image(Array("hello, not an image\n".utf8), type: "image/jpeg") }
+        router.get("/corrupt.jpg") { _, _ in image(Array(Self.jpeg.prefix(20)) + [UInt8](repeating: 0x41, count: 4000), type: "image/jpeg") }
+        router.get("/missing") { _, _ in Response(status: .notFound) }
+        router.get("/gone") { _, _ in Response(status: .gone) }
+        router.get("/error") { _, _ in Response(status: .internalServerError) }
+        router.get("/slow") { _, _ in
+            try await Task.sleep(for: .seconds(3))
+            return image(Self.jpeg, type: "image/jpeg")
+        }
+        router.get("/huge") { _, _ in
+            Response(status: .ok, headers: [.contentType: "image/jpeg"], body: .init { writer in
+                let chunk = ByteBuffer(bytes: Self.jpeg.prefix(3) + [UInt8](repeating: 0, count: 64 * 1024 - 3))
+                for _ in 0..<(Self.hugeBytes / chunk.readableBytes) { try await writer.write(chunk) }
+                try await writer.finish(nil)
+            })
+        }
+        router.get("/redirect") { _, _ in Response(status: .found, headers: [.location: "/photo.jpg"]) }
+        router.get("/redirect-ftp") { _, _ in Response(status: .found, headers: [.location: "ftp://127.0.0.1/x.jpg"]) }
+        router.get("/redirect-loop") { _, _ in Response(status: .found, headers: [.location: "/redirect-loop"]) }
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            logger: Logger(label: "test-origin", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    struct HitCounter<Context: RequestContext>: RouterMiddleware {
+        let hits: Hits
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            hits.record(request.uri.path)
+            return try await next(request, context)
+        }
+    }
+}
+
+/// Runs `body` with a live origin and a live proxy (configured by `configure`), both on 127.0.0.1:0.
+func withOriginAndProxy<Value: Sendable>(
+    configure: (inout ProxyConfiguration) -> Void = { _ in },
+    _ body: @Sendable (_ proxy: any TestClientProtocol, _ origin: String, _ hits: TestOrigin.Hits) async throws -> Value
+) async throws -> Value {
+    let origin = TestOrigin()
+    var configuration = ProxyConfiguration()
+    configuration.bind = ListenAddress(host: "127.0.0.1", port: 0)
+    configuration.allow.loopbackSources = true
+    configuration.fetch.timeoutMilliseconds = 1000
+    configuration.fetch.maxSourceBytes = 1024 * 1024
+    configuration.cache.directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("imageproxy-test-\(UUID().uuidString)").path
+    configure(&configuration)
+    let logger = Logger(label: "test-proxy", factory: { _ in SwiftLogNoOpLogHandler() })
+    let runtime = try ProxyRuntime(configuration: configuration, logger: logger)
+    defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+    let proxy = ProxyApplication.make(runtime: runtime, logger: logger)
+    let finalConfiguration = configuration
+    _ = finalConfiguration
+    return try await origin.makeApplication().test(.live) { originClient in
+        let base = "http://127.0.0.1:\(originClient.port!)"
+        return try await proxy.test(.live) { client in
+            try await body(client, base, origin.hits)
+        }
+    }
+}
+
+extension TestClientProtocol {
+    /// GET `/img` with the given query (values percent-encoded here).
+    func image(_ parameters: [(String, String)], headers: HTTPFields = [:]) async throws -> TestResponse {
+        let query = parameters.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.1)" }
+            .joined(separator: "&")
+        return try await execute(uri: "/img?\(query)", method: .get, headers: headers, body: nil)
+    }
+}
+
+extension TestResponse {
+    var text: String { String(buffer: body) }
+    var bytes: [UInt8] { Array(buffer: body) }
+}
