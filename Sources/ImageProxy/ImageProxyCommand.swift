@@ -1,63 +1,15 @@
 import ArgumentParser
-import Foundation
-import Logging
-import ProxyCore
-import ServiceLifecycle
 
-/// The `ImageProxy` executable: reads configuration, bootstraps logging, runs the services.
+/// The `ImageProxy` executable. With no subcommand it serves (`serve`).
 @main
 struct ImageProxyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ImageProxy",
         abstract: "HTTP image proxy and thumbnail service.",
         discussion: """
-            Settings come from config/imageproxy.yaml (when present, or --config), overridden by
-            IMAGEPROXY_* environment variables (e.g. IMAGEPROXY_BIND=0.0.0.0:8080). See config/imageproxy.yaml.
-            """)
-
-    @Option(name: .long, help: "Configuration file (YAML or JSON). Default: config/imageproxy.yaml when it exists.")
-    var config: String?
-
-    @Option(name: .long, help: "Listen address host:port; overrides bind and IMAGEPROXY_BIND.")
-    var bind: String?
-
-    @Flag(name: .long, help: "Validate the configuration, print the effective settings and exit.")
-    var checkConfig = false
-
-    func run() async throws {
-        var environment = ProcessInfo.processInfo.environment
-        if let bind { environment["IMAGEPROXY_BIND"] = bind }
-        let settings: ProxyConfiguration
-        do {
-            settings = try await ProxyConfiguration.load(filePath: config, environment: environment)
-        } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            throw ExitCode(2)
-        }
-        if checkConfig {
-            print("configuration ok: listening on \(settings.bind), cache in \(settings.cache.directory)")
-            return
-        }
-        let level = Logger.Level(rawValue: settings.logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "imageproxy")
-        let runtime: ProxyRuntime
-        do {
-            runtime = try ProxyRuntime(configuration: settings, logger: logger)
-        } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            throw ExitCode(2)
-        }
-        let application = ProxyApplication.make(runtime: runtime, logger: logger)
-        let group = ServiceGroup(
-            services: [application, ReadinessShutdownService(readiness: runtime.readiness)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger)
-        logger.info("starting", metadata: ["bind": "\(settings.bind)"])
-        try await group.run()
-    }
+            Settings come from config/imageproxy.yaml (when present, or --config), overridden by IMAGEPROXY_*
+            environment variables (e.g. IMAGEPROXY_BIND=0.0.0.0:8080). config/imageproxy.yaml lists every key.
+            """,
+        subcommands: [ServeCommand.self, ProbeCommand.self],
+        defaultSubcommand: ServeCommand.self)
 }

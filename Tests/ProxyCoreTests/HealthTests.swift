@@ -3,7 +3,7 @@ import HummingbirdTesting
 import ProxyCore
 import Testing
 
-@Suite struct HealthTests {
+@Suite(.timeLimit(.minutes(2))) struct HealthTests {
     @Test func healthRunsTheLibvipsSelfCheckAndReadyReportsReadiness() async throws {
         try await withOriginAndProxy { proxy, _, _ in
             let health = try await proxy.execute(uri: "/health", method: .get, headers: [:], body: nil)

@@ -5,7 +5,7 @@ import ProxyCore
 import Testing
 
 /// `/img` end to end: a live origin, the live proxy, real libcurl and libvips; results decoded with libvips.
-@Suite struct ImageEndpointTests {
+@Suite(.timeLimit(.minutes(2))) struct ImageEndpointTests {
     @Test func jpegThumbnailHasRequestedWidth() async throws {
         try await withOriginAndProxy { proxy, origin, _ in
             let response = try await proxy.image([("url", "\(origin)/photo.jpg"), ("w", "300")])

@@ -5,7 +5,7 @@ import ProxyCore
 import Testing
 
 /// Every error status of `/img`, produced by real failures of a live origin.
-@Suite struct ImageErrorTests {
+@Suite(.timeLimit(.minutes(2))) struct ImageErrorTests {
     @Test func originErrorsMapToStatuses() async throws {
         try await withOriginAndProxy { proxy, origin, _ in
             let cases: [(String, HTTPResponse.Status)] = [

@@ -28,5 +28,7 @@ extension ProxyConfiguration {
         .integer("image.avifEffort", 0...9, \.image.avifEffort),
         .integer("image.pngCompression", 0...9, \.image.pngCompression),
         .integer("http.maxAge", 0...31_536_000, \.http.maxAgeSeconds),
+        .integer("shutdown.drainDelayMs", 0...600_000, \.shutdown.drainDelayMilliseconds),
+        .integer("shutdown.gracePeriodMs", 0...3_600_000, \.shutdown.gracePeriodMilliseconds),
     ]
 }

@@ -17,6 +17,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var image = Image()
     /// Response header settings.
     public var http = HTTP()
+    /// Graceful shutdown settings.
+    public var shutdown = Shutdown()
 
     /// Creates the embedded defaults.
     public init() {}
@@ -83,6 +85,20 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public struct HTTP: Sendable, Equatable {
         /// `max-age` of successful image responses, in seconds. Key `http.maxAge`, default 86400.
         public var maxAgeSeconds = 86_400
+        public init() {}
+    }
+}
+
+extension ProxyConfiguration {
+    /// Graceful shutdown: on SIGTERM `/ready` turns 503 at once, then after `drainDelay` the listener
+    /// closes and in-flight requests finish; past `gracePeriod` (or on a second SIGTERM) the process exits.
+    public struct Shutdown: Sendable, Equatable {
+        /// Milliseconds between `/ready` turning 503 and the listener closing, so load balancers notice.
+        /// Key `shutdown.drainDelayMs`, default 0.
+        public var drainDelayMilliseconds = 0
+        /// Milliseconds allowed for in-flight requests after SIGTERM before exiting anyway.
+        /// Key `shutdown.gracePeriodMs`, default 25000.
+        public var gracePeriodMilliseconds = 25_000
         public init() {}
     }
 }

@@ -1,0 +1,33 @@
+# ImageProxy container image: Swift 6.3 build on Debian 12, slim Debian 12 runtime.
+# Build: docker build -t imageproxy .   Run: docker run -p 8080:8080 -v ipx-cache:/var/cache/imageproxy imageproxy
+
+FROM swift:6.3-bookworm AS build
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libvips-dev libcurl4-openssl-dev libsqlite3-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Package.swift ./
+COPY Sources ./Sources
+RUN swift build -c release --static-swift-stdlib --product ImageProxy \
+    && install -D -m 0755 "$(swift build -c release --show-bin-path)/ImageProxy" /out/ImageProxy
+
+FROM debian:bookworm-slim
+# Runtime libraries only; keep in step with `ldd ImageProxy` (checked in .ci/run).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libvips42 libcurl4 libsqlite3-0 ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && groupadd --system --gid 10001 imageproxy \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin imageproxy \
+    && install -d -o imageproxy -g imageproxy /var/cache/imageproxy
+COPY --from=build /out/ImageProxy /usr/local/bin/ImageProxy
+COPY config/imageproxy.yaml /etc/imageproxy/imageproxy.yaml
+ENV IMAGEPROXY_BIND=0.0.0.0:8080 \
+    IMAGEPROXY_CACHE_DIR=/var/cache/imageproxy
+VOLUME ["/var/cache/imageproxy"]
+USER 10001:10001
+EXPOSE 8080
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=15s --timeout=3s --start-period=5s --retries=3 \
+    CMD ["/usr/local/bin/ImageProxy", "probe", "http://127.0.0.1:8080/health"]
+ENTRYPOINT ["/usr/local/bin/ImageProxy"]
+CMD ["serve", "--config", "/etc/imageproxy/imageproxy.yaml"]
