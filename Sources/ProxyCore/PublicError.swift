@@ -9,8 +9,29 @@ public protocol PublicError: Error, Sendable, CustomStringConvertible {
     var publicMessage: String { get }
     /// A short identifier from a bounded set, for metric labels and log metadata.
     var reason: String { get }
+    /// The `Cache-Control` of the error response; `no-store` unless the error may be reused.
+    var cacheControl: String { get }
 }
 
 extension PublicError {
     public var description: String { "\(httpStatus) \(reason): \(publicMessage)" }
+    public var cacheControl: String { "no-store" }
+}
+
+/// An error that clients and CDNs may reuse for a while (a remembered origin 404).
+public struct CacheableError: PublicError {
+    /// The error itself.
+    public let underlying: any PublicError
+    /// Seconds it may be reused.
+    public let maxAge: Int
+
+    public init(_ underlying: any PublicError, maxAge: Int) {
+        self.underlying = underlying
+        self.maxAge = maxAge
+    }
+
+    public var httpStatus: Int { underlying.httpStatus }
+    public var publicMessage: String { underlying.publicMessage }
+    public var reason: String { underlying.reason }
+    public var cacheControl: String { "public, max-age=\(maxAge)" }
 }

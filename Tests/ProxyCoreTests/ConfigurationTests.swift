@@ -38,12 +38,22 @@ import Testing
         #expect(loaded.cache.directory == "/var/cache/ipx")
     }
 
+    @Test func listsComeFromYAMLSequencesOrCommaSeparatedEnvironment() async throws {
+        let fromEnvironment = try await ProxyConfiguration.load(
+            filePath: nil, environment: ["IMAGEPROXY_CACHE_IGNORED_SOURCE_PARAMS": "token, X-Amz-*"])
+        #expect(fromEnvironment.cache.ignoredSourceParameters == ["token", "X-Amz-*"])
+        let path = try temporaryFile("cache:\n  ignoredSourceParams:\n    - a\n    - b*\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(try await ProxyConfiguration.load(filePath: path, environment: [:]).cache.ignoredSourceParameters == ["a", "b*"])
+    }
+
     @Test func jsonFilesAreAccepted() async throws {
-        let path = try temporaryFile(#"{"image": {"maxDimension": 2000}, "http": {"maxAge": 60}}"#, extension: "json")
+        let path = try temporaryFile(#"{"image": {"maxDimension": 2000}, "cache": {"defaultTtl": 60, "ignoredSourceParams": ["sig", "X-Foo-*"]}}"#, extension: "json")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let loaded = try await ProxyConfiguration.load(filePath: path, environment: [:])
         #expect(loaded.image.maxDimension == 2000)
-        #expect(loaded.http.maxAgeSeconds == 60)
+        #expect(loaded.cache.defaultTTL == 60)
+        #expect(loaded.cache.ignoredSourceParameters == ["sig", "X-Foo-*"])
     }
 
     @Test func unknownKeysAndNamesFailNamingThem() async throws {

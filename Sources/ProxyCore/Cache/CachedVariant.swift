@@ -8,16 +8,30 @@ public struct CachedVariant: Sendable {
     public var contentType: String
     /// Strong entity tag, quoted.
     public var etag: String
-    /// Seconds a client or CDN may reuse it.
-    public var maxAgeSeconds: Int
+    /// When it stops being fresh (seconds since 1970): the freshness of the original it was made from.
+    public var expiresAt: Double
+    /// False when the origin forbade storing (`no-store`, `private`): sent with `Cache-Control: no-store`.
+    public var storable: Bool
     /// Whether the format was negotiated from `Accept`.
     public var variesOnAccept: Bool
+    /// The source's cache key, for purges.
+    public var sourceKey: String
 
-    public init(body: ByteBuffer, contentType: String, etag: String, maxAgeSeconds: Int, variesOnAccept: Bool) {
+    public init(
+        body: ByteBuffer, contentType: String, etag: String, expiresAt: Double, storable: Bool,
+        variesOnAccept: Bool, sourceKey: String
+    ) {
         self.body = body
         self.contentType = contentType
         self.etag = etag
-        self.maxAgeSeconds = maxAgeSeconds
+        self.expiresAt = expiresAt
+        self.storable = storable
         self.variesOnAccept = variesOnAccept
+        self.sourceKey = sourceKey
+    }
+
+    /// Whole seconds of freshness left at `now` (0 when stale).
+    public func remainingFreshness(at now: Double) -> Int {
+        max(0, Int((expiresAt - now).rounded(.down)))
     }
 }

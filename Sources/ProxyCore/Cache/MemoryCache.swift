@@ -2,7 +2,8 @@ import Synchronization
 
 /// The memory tier: a least-recently-used map of variants, bounded in bytes.
 ///
-/// O(1) lookup and insert under one short lock; nothing is awaited while it is held.
+/// O(1) lookup and insert under one short lock; nothing is awaited while it is held. When an insert
+/// passes the budget, least recently used entries go until the low watermark (90%) holds.
 public final class MemoryCache: Sendable {
     private final class Node {
         let key: VariantKey
@@ -43,10 +44,17 @@ public final class MemoryCache: Sendable {
     private let state = Mutex(State())
     /// Byte budget; inserting past it evicts least recently used entries.
     public let capacityBytes: Int
+    /// Where eviction stops: 90% of the budget.
+    public let lowWatermarkBytes: Int
+    private let evictionCount = Atomic<Int>(0)
 
     public init(capacityBytes: Int) {
         self.capacityBytes = capacityBytes
+        self.lowWatermarkBytes = capacityBytes / 10 * 9
     }
+
+    /// Entries evicted since start.
+    public var evictions: Int { evictionCount.load(ordering: .relaxed) }
 
     /// The variant under `key`, marked as recently used.
     public func value(for key: VariantKey) -> CachedVariant? {
@@ -71,11 +79,29 @@ public final class MemoryCache: Sendable {
             state.nodes[key] = node
             state.pushFront(node)
             state.bytes += size
-            while state.bytes > capacityBytes, let last = state.tail {
+            guard state.bytes > capacityBytes else { return }
+            var evicted = 0
+            while state.bytes > lowWatermarkBytes, let last = state.tail, last !== node {
                 state.unlink(last)
                 state.nodes.removeValue(forKey: last.key)
                 state.bytes -= last.value.body.readableBytes
+                evicted += 1
             }
+            evictionCount.add(evicted, ordering: .relaxed)
+        }
+    }
+
+    /// Removes every variant of a source; returns how many went.
+    @discardableResult
+    public func purge(sourceKey: String) -> Int {
+        state.withLock { state in
+            let doomed = state.nodes.values.filter { $0.value.sourceKey == sourceKey }
+            for node in doomed {
+                state.unlink(node)
+                state.nodes.removeValue(forKey: node.key)
+                state.bytes -= node.value.body.readableBytes
+            }
+            return doomed.count
         }
     }
 

@@ -8,6 +8,8 @@ struct ConfigurationSetting: Sendable {
     let expectation: String
     /// Applies a textual value; returns false when the text is malformed or out of range.
     let apply: @Sendable (inout ProxyConfiguration, String) -> Bool
+    /// Whether the value is a list (a YAML sequence, or comma-separated text in the environment).
+    var isList = false
 
     /// The environment variable that overrides this key: `IMAGEPROXY_` + upper snake case.
     var environmentName: String {
@@ -56,12 +58,26 @@ struct ConfigurationSetting: Sendable {
     static func text(
         _ key: String, _ expectation: String = "a non-empty string",
         _ keyPath: any WritableKeyPath<ProxyConfiguration, String> & Sendable,
-        allowed: Set<String>? = nil
+        allowed: Set<String>? = nil, allowEmpty: Bool = false
     ) -> ConfigurationSetting {
         ConfigurationSetting(key: key, expectation: expectation) { configuration, text in
-            guard !text.isEmpty, allowed.map({ $0.contains(text) }) ?? true else { return false }
+            guard allowEmpty || !text.isEmpty, allowed.map({ $0.contains(text) }) ?? true else { return false }
             configuration[keyPath: keyPath] = text
             return true
         }
+    }
+}
+
+extension ConfigurationSetting {
+    /// A list of strings; given as text, items are separated by commas.
+    static func list(_ key: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, [String]> & Sendable) -> ConfigurationSetting {
+        var setting = ConfigurationSetting(key: key, expectation: "a list of strings (comma-separated in the environment)") {
+            configuration, text in
+            configuration[keyPath: keyPath] = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+            return true
+        }
+        setting.isList = true
+        return setting
     }
 }

@@ -46,7 +46,9 @@ extension ProxyConfiguration {
         let reader = ConfigReader(providers: providers)
         var configuration = ProxyConfiguration()
         for setting in settings {
-            guard let text = reader.string(forKey: ConfigKey(setting.key)) else { continue }
+            let key = ConfigKey(setting.key)
+            let listText = setting.isList ? reader.stringArray(forKey: key)?.joined(separator: ",") : nil
+            guard let text = listText ?? reader.string(forKey: key) else { continue }
             guard setting.apply(&configuration, text) else {
                 throw ConfigurationError(
                     "invalid value '\(text)' for \(setting.key) (\(setting.environmentName)): expected \(setting.expectation)")

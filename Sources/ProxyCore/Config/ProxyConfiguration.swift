@@ -23,12 +23,37 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Creates the embedded defaults.
     public init() {}
 
-    /// Cache settings.
+    /// Cache settings: memory and disk tiers, freshness rules, admin access.
     public struct Cache: Sendable, Equatable {
-        /// Folder of the disk cache. Key `cache.dir`, default `./cache`.
+        /// Folder of the disk cache (files + SQLite index). Key `cache.dir`, default `./cache`.
         public var directory: String = "./cache"
         /// Bytes of encoded variants kept in memory. Key `cache.memoryBytes`, default 256 MiB.
         public var memoryBytes: Int = 256 * 1024 * 1024
+        /// Bytes of originals and variants kept on disk. Key `cache.diskBytes`, default 2 GiB.
+        public var diskBytes: Int = 2 * 1024 * 1024 * 1024
+        /// Freshness when the origin gives none, in seconds. Key `cache.defaultTtl`, default 86400.
+        public var defaultTTL = 86_400
+        /// Lower bound on origin freshness, in seconds. Key `cache.minTtl`, default 60.
+        public var minTTL = 60
+        /// Upper bound on origin freshness, in seconds. Key `cache.maxTtl`, default 31536000 (1 year).
+        public var maxTTL = 31_536_000
+        /// How long an origin 404/410 is remembered, in seconds. Key `cache.negativeTtl`, default 60.
+        public var negativeTTL = 60
+        /// How long an origin failure (5xx, timeout) is remembered after its retries, in seconds.
+        /// Key `cache.errorTtl`, default 5.
+        public var errorTTL = 5
+        /// How long expired entries with validators are kept for revalidation, in seconds.
+        /// Key `cache.staleRetention`, default 604800 (7 days).
+        public var staleRetention = 604_800
+        /// Seconds between janitor runs (access times flushed, expired entries removed, budget enforced).
+        /// Key `cache.janitorInterval`, default 30.
+        public var janitorInterval = 30
+        /// Source-URL query parameters left out of cache keys (`*` suffix = prefix match, case-insensitive).
+        /// Key `cache.ignoredSourceParams`, default `X-Amz-*, X-Goog-*, Expires, Signature, Key-Pair-Id, Policy`.
+        public var ignoredSourceParameters = ["X-Amz-*", "X-Goog-*", "Expires", "Signature", "Key-Pair-Id", "Policy"]
+        /// Bearer token for `DELETE /cache` and `GET /cache/stats`; empty turns them off (404).
+        /// Key `cache.adminToken`, default empty.
+        public var adminToken = ""
         public init() {}
     }
 
@@ -53,6 +78,10 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var concurrency = 16
         /// Redirects followed at most. Key `fetch.maxRedirects`, default 5.
         public var maxRedirects = 5
+        /// Extra attempts after an origin 5xx, timeout or connection failure. Key `fetch.retries`, default 2.
+        public var retries = 2
+        /// Delay before the first retry in milliseconds, doubled each time. Key `fetch.retryBackoffMs`, default 200.
+        public var retryBackoffMilliseconds = 200
         /// User-Agent sent to origins. Key `fetch.userAgent`.
         public var userAgent = "ImageProxy/0.1 (+https://github.com/imageproxy/imageproxy)"
         public init() {}
@@ -83,8 +112,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
 
     /// Response header settings.
     public struct HTTP: Sendable, Equatable {
-        /// `max-age` of successful image responses, in seconds. Key `http.maxAge`, default 86400.
-        public var maxAgeSeconds = 86_400
+        /// `stale-while-revalidate` seconds added to image responses; 0 leaves it out.
+        /// Key `http.staleWhileRevalidate`, default 0.
+        public var staleWhileRevalidate = 0
         public init() {}
     }
 }

@@ -8,6 +8,10 @@ public enum FetchError: PublicError, Equatable {
     case tooLarge(limit: Int)
     /// The origin failed: an error status, a reset connection, too many redirects, an unknown host.
     case originFailure(String)
+    /// The origin answered with a server error (5xx).
+    case originServerError(status: Int)
+    /// No connection to the origin could be made.
+    case originUnreachable
     /// The origin did not answer in time.
     case timeout
 
@@ -16,7 +20,7 @@ public enum FetchError: PublicError, Equatable {
         case .refused: 403
         case .notFound: 404
         case .tooLarge: 413
-        case .originFailure: 502
+        case .originFailure, .originServerError, .originUnreachable: 502
         case .timeout: 504
         }
     }
@@ -27,6 +31,8 @@ public enum FetchError: PublicError, Equatable {
         case .notFound(let status): "source not found (origin answered \(status))"
         case .tooLarge(let limit): "source is larger than the limit of \(limit) bytes"
         case .originFailure(let why): "origin failure: \(why)"
+        case .originServerError(let status): "origin failure: origin answered \(status)"
+        case .originUnreachable: "origin failure: cannot connect to the origin"
         case .timeout: "origin did not answer in time"
         }
     }
@@ -36,8 +42,16 @@ public enum FetchError: PublicError, Equatable {
         case .refused: "source_refused"
         case .notFound: "source_not_found"
         case .tooLarge: "source_too_large"
-        case .originFailure: "origin_failure"
+        case .originFailure, .originServerError, .originUnreachable: "origin_failure"
         case .timeout: "origin_timeout"
+        }
+    }
+
+    /// Worth another attempt: the origin may answer next time.
+    public var isTransient: Bool {
+        switch self {
+        case .originServerError, .originUnreachable, .timeout: true
+        default: false
         }
     }
 }

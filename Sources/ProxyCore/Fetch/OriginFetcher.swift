@@ -18,6 +18,10 @@ public final class OriginFetcher: Sendable {
         public var maxRedirects: Int
         public var concurrency: Int
         public var userAgent: String
+        /// Extra attempts after a 5xx, a timeout or a failed connection.
+        public var retries: Int
+        /// Delay before the first retry, doubled for each further one.
+        public var retryBackoffMilliseconds: Int
 
         /// Takes the fetch-related parts of the service configuration.
         public init(_ configuration: ProxyConfiguration) {
@@ -29,6 +33,8 @@ public final class OriginFetcher: Sendable {
             maxRedirects = configuration.fetch.maxRedirects
             concurrency = configuration.fetch.concurrency
             userAgent = configuration.fetch.userAgent
+            retries = configuration.fetch.retries
+            retryBackoffMilliseconds = configuration.fetch.retryBackoffMilliseconds
         }
     }
 
@@ -54,20 +60,32 @@ public final class OriginFetcher: Sendable {
     /// Stops the transfer threads once running transfers finish.
     public func shutdown() async throws { try await threadPool.shutdownGracefully() }
 
-    /// Downloads `source` completely.
+    /// Downloads `source` completely; with `validators` the request is conditional and may answer 304
+    /// (``FetchedSource/status`` tells). Origin 5xx, timeouts and failed connections are retried
+    /// `retries` times with exponential backoff.
     /// - Throws: ``FetchError``.
-    public func fetch(_ source: SourceURL) async throws -> FetchedSource {
+    public func fetch(_ source: SourceURL, validators: OriginValidators? = nil) async throws -> FetchedSource {
         let settings = self.settings
         let policyBox = self.policyBox
-        let result = try await threadPool.runIfActive {
-            OriginTransfer(url: source.absoluteString, settings: settings, policyBox: policyBox).perform()
-        }
-        switch result {
-        case .success(let fetched):
-            return fetched
-        case .failure(let error):
-            logger.debug("origin fetch failed", metadata: ["host": "\(source.host)", "reason": "\(error.reason)"])
-            throw error
+        var attempt = 0
+        while true {
+            let result = try await threadPool.runIfActive {
+                OriginTransfer(url: source.absoluteString, settings: settings, policyBox: policyBox, validators: validators)
+                    .perform()
+            }
+            switch result {
+            case .success(let fetched):
+                return fetched
+            case .failure(let error):
+                guard error.isTransient, attempt < settings.retries else {
+                    logger.debug("origin fetch failed", metadata: ["host": "\(source.host)", "reason": "\(error.reason)"])
+                    throw error
+                }
+                let delay = settings.retryBackoffMilliseconds << attempt
+                attempt += 1
+                logger.debug("origin fetch retry", metadata: ["host": "\(source.host)", "attempt": "\(attempt)"])
+                try await Task.sleep(for: .milliseconds(delay))
+            }
         }
     }
 }

@@ -6,6 +6,8 @@ struct OriginTransfer {
     let url: String
     let settings: OriginFetcher.Settings
     let policyBox: PolicyBox
+    /// Validators of a stored copy: the request becomes conditional and a 304 is a success.
+    var validators: OriginValidators? = nil
 
     /// Runs the transfer on the calling thread.
     func perform() -> Result<FetchedSource, FetchError> {
@@ -22,6 +24,10 @@ struct OriginTransfer {
             return Unmanaged<PolicyBox>.fromOpaque(context).takeUnretainedValue().policy.permits(ip) ? 1 : 0
         }, context)
         code = configure(handle, code)
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        for line in requestHeaderLines() { headerList = curl_slist_append(headerList, line) }
+        if code == CURLE_OK, let headerList { code = ipx_curl_set_list(handle, CURLOPT_HTTPHEADER, headerList) }
         guard code == CURLE_OK else { return .failure(.originFailure("cannot configure the transfer")) }
 
         let outcome = withExtendedLifetime(policyBox) { curl_easy_perform(handle) }
@@ -41,20 +47,31 @@ struct OriginTransfer {
         case CURLE_UNSUPPORTED_PROTOCOL: return .failure(.refused("redirected to a scheme other than http or https"))
         case CURLE_TOO_MANY_REDIRECTS: return .failure(.originFailure("more than \(settings.maxRedirects) redirects"))
         case CURLE_COULDNT_RESOLVE_HOST: return .failure(.originFailure("cannot resolve the source host"))
-        case CURLE_COULDNT_CONNECT: return .failure(.originFailure("cannot connect to the origin"))
+        case CURLE_COULDNT_CONNECT: return .failure(.originUnreachable)
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR:
             return .failure(.originFailure("TLS handshake with the origin failed"))
         default: return .failure(.originFailure("transfer failed"))
         }
         switch status {
         case 200...299: break
+        case 304 where validators != nil: break
         case 404, 410: return .failure(.notFound(status: status))
+        case 500...599: return .failure(.originServerError(status: status))
         default: return .failure(.originFailure("origin answered \(status)"))
         }
         let body = transfer.pointee.body_length == 0 ? [] :
             Array(UnsafeBufferPointer(start: transfer.pointee.body, count: transfer.pointee.body_length))
         let headerText = transfer.pointee.headers.map { String(cString: $0) } ?? ""
         return .success(FetchedSource(body: body, headers: FetchedSource.parseHeaderLines(headerText), status: status))
+    }
+
+    /// Conditional request headers from the stored copy's validators.
+    private func requestHeaderLines() -> [String] {
+        guard let validators else { return [] }
+        var lines: [String] = []
+        if let etag = validators.etag { lines.append("If-None-Match: \(etag)") }
+        if let lastModified = validators.lastModified { lines.append("If-Modified-Since: \(lastModified)") }
+        return lines
     }
 
     private func configure(_ handle: UnsafeMutableRawPointer, _ previous: CURLcode) -> CURLcode {

@@ -6,20 +6,24 @@ import Hummingbird
 struct ImageHandler: Sendable {
     let pipeline: ImagePipeline
     let limits: ImageRequest.Limits
+    /// `stale-while-revalidate` seconds, 0 for none.
+    let staleWhileRevalidate: Int
 
     func handle(_ request: Request, context: some RequestContext) async throws -> Response {
         let query = request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) }
         let imageRequest = try ImageRequest(query: query, limits: limits)
-        let outcome = try await pipeline.variant(for: imageRequest, accept: request.headers[.accept])
+        let conditions = ImagePipeline.ClientConditions(
+            accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
+            onlyIfCached: request.headers[.cacheControl].map { $0.lowercased().contains("only-if-cached") } ?? false)
+        let outcome = try await pipeline.variant(for: imageRequest, conditions: conditions)
         let variant = outcome.variant
 
         var headers = HTTPFields()
         headers[.eTag] = variant.etag
-        headers[.cacheControl] = "public, max-age=\(variant.maxAgeSeconds)"
+        headers[.cacheControl] = cacheControl(for: variant)
         if variant.variesOnAccept { headers[.vary] = "Accept" }
         headers[.xCache] = outcome.tier.rawValue
-
-        if let condition = request.headers[.ifNoneMatch], Self.matches(condition, etag: variant.etag) {
+        if outcome.notModified {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = variant.contentType
@@ -27,14 +31,13 @@ struct ImageHandler: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: variant.body))
     }
 
-    /// `If-None-Match` semantics: `*` or any listed tag equal (weak comparison) to `etag`.
-    static func matches(_ condition: String, etag: String) -> Bool {
-        condition.split(separator: ",").contains { candidate in
-            var tag = candidate.trimmingCharacters(in: .whitespaces)
-            if tag == "*" { return true }
-            if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            return tag == etag
-        }
+    /// `public, max-age=<remaining freshness>` (+ `stale-while-revalidate`), or `no-store` when the
+    /// origin forbade storing.
+    func cacheControl(for variant: CachedVariant) -> String {
+        guard variant.storable else { return "no-store" }
+        var value = "public, max-age=\(variant.remainingFreshness(at: Date().timeIntervalSince1970))"
+        if staleWhileRevalidate > 0 { value += ", stale-while-revalidate=\(staleWhileRevalidate)" }
+        return value
     }
 }
 

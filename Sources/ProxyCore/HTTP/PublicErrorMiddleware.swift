@@ -10,7 +10,8 @@ public struct PublicErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as any PublicError {
-            return Response.plainText(error.publicMessage, status: HTTPResponse.Status(code: error.httpStatus))
+            return Response.plainText(
+                error.publicMessage, status: HTTPResponse.Status(code: error.httpStatus), cacheControl: error.cacheControl)
         } catch let error as any HTTPResponseError {
             throw error
         } catch {

@@ -32,9 +32,10 @@ extension ImageRequest {
         return types
     }
 
-    /// The variant key: a SHA-256 over the canonical source and options and the format choice.
-    public func variantKey(choice: FormatChoice) -> VariantKey {
-        var canonical = "v1|\(source.absoluteString)|w=\(width.map(String.init) ?? "")|h=\(height.map(String.init) ?? "")"
+    /// The variant key: a SHA-256 over the source's cache key, the canonical options and the format choice.
+    /// - Parameter sourceKey: the source's cache key (``SourceKeyPolicy``); the canonical URL when nil.
+    public func variantKey(choice: FormatChoice, sourceKey: String? = nil) -> VariantKey {
+        var canonical = "v1|\(sourceKey ?? source.absoluteString)|w=\(width.map(String.init) ?? "")|h=\(height.map(String.init) ?? "")"
         canonical += "|fit=\(fit.rawValue)|enlarge=\(enlarge ? 1 : 0)|format=\(choice)|q=\(quality.map(String.init) ?? "")"
         canonical += "|filter=\(filters.map(\.description).joined(separator: ","))"
         return VariantKey(hashing: canonical)

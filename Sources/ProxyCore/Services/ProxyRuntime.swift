@@ -4,40 +4,52 @@ import ServiceLifecycle
 
 /// The long-lived parts of one running service: thread pools, caches, the pipeline.
 ///
-/// Pools start when the runtime is created; as a `Service` it stops them at graceful shutdown,
-/// after the HTTP server (listed after it) has drained.
+/// Pools start and the disk cache recovers when the runtime is created; as a `Service` it stops them
+/// at graceful shutdown, after the HTTP server (listed after it) has drained, waiting for background
+/// cache writes and flushing the index.
 public final class ProxyRuntime: Service, Sendable {
     public let configuration: ProxyConfiguration
     public let pipeline: ImagePipeline
     public let transformPool: TransformPool
     public let fetcher: OriginFetcher
     public let memoryCache: MemoryCache
+    public let diskCache: DiskCache
+    public let negativeCache: NegativeCache
+    public let statistics: CacheStatistics
+    public let sourceKeys: SourceKeyPolicy
     public let readiness: Readiness
     let logger: Logger
 
-    /// Creates the runtime and starts its pools.
-    /// - Throws: ``ConfigurationError`` when libvips cannot start or the cache folder cannot be created.
+    /// Creates the runtime, opens (and recovers) the disk cache and starts the pools.
+    /// - Throws: ``ConfigurationError`` when libvips cannot start or the cache folder is unusable.
     public init(configuration: ProxyConfiguration, logger: Logger) throws {
         guard Vips.start() else { throw ConfigurationError("libvips failed to start") }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: configuration.cache.directory, withIntermediateDirectories: true)
-        } catch {
-            throw ConfigurationError("cannot create cache.dir \(configuration.cache.directory)")
-        }
         self.configuration = configuration
         self.logger = logger
+        do {
+            diskCache = try DiskCache(
+                directory: configuration.cache.directory, capacityBytes: configuration.cache.diskBytes,
+                staleRetention: configuration.cache.staleRetention, logger: logger)
+        } catch {
+            throw ConfigurationError("cannot open the disk cache in cache.dir \(configuration.cache.directory): \(error)")
+        }
         readiness = Readiness()
         memoryCache = MemoryCache(capacityBytes: configuration.cache.memoryBytes)
+        negativeCache = NegativeCache(negativeTTL: configuration.cache.negativeTTL, errorTTL: configuration.cache.errorTTL)
+        statistics = CacheStatistics()
+        sourceKeys = SourceKeyPolicy(ignoredParameters: configuration.cache.ignoredSourceParameters)
         fetcher = OriginFetcher(settings: .init(configuration), logger: logger)
         transformPool = TransformPool(workers: configuration.image.workers)
         pipeline = ImagePipeline(
-            memory: memoryCache, fetcher: fetcher, pool: transformPool,
+            memory: memoryCache, disk: diskCache, negative: negativeCache, statistics: statistics,
+            fetcher: fetcher, pool: transformPool,
             transformer: ImageTransformer(
                 maxSourcePixels: configuration.image.maxSourcePixels,
                 encoding: EncodingSettings(configuration.image)),
-            maxAgeSeconds: configuration.http.maxAgeSeconds,
-            allowAutoAVIF: configuration.image.autoAVIF)
+            freshness: FreshnessPolicy(
+                defaultTTL: configuration.cache.defaultTTL, minTTL: configuration.cache.minTTL,
+                maxTTL: configuration.cache.maxTTL),
+            sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF)
         fetcher.start()
         transformPool.start()
         readiness.markCachesOpen()
@@ -45,8 +57,58 @@ public final class ProxyRuntime: Service, Sendable {
 
     public func run() async throws {
         try? await gracefulShutdown()
+        await shutdown()
+    }
+
+    /// Marks the service not ready, stops the pools, waits for cache writes and flushes the index.
+    public func shutdown() async {
         readiness.markShuttingDown()
-        try await transformPool.shutdown()
-        try await fetcher.shutdown()
+        try? await transformPool.shutdown()
+        try? await fetcher.shutdown()
+        await diskCache.shutdown()
+    }
+
+    /// Removes a source and all its variants from every tier; returns how many entries went.
+    public func purge(source: SourceURL) async -> Int {
+        let sourceKey = sourceKeys.key(for: source)
+        negativeCache.forget(sourceKey)
+        let fromMemory = memoryCache.purge(sourceKey: sourceKey)
+        let fromDisk = await diskCache.purge(sourceKey: sourceKey)
+        return fromMemory + fromDisk
+    }
+
+    /// Entries, bytes and hit ratios per tier.
+    public func cacheStatistics() async -> [String: TierStatistics] {
+        let memoryUsage = memoryCache.usage
+        let diskUsage = await diskCache.usage()
+        return [
+            "memory": TierStatistics(
+                entries: memoryUsage.entries, bytes: memoryUsage.bytes, capacityBytes: memoryCache.capacityBytes,
+                counts: statistics.counts(.memory)),
+            "disk": TierStatistics(
+                entries: diskUsage.entries, bytes: diskUsage.bytes, capacityBytes: diskCache.capacityBytes,
+                counts: statistics.counts(.disk)),
+        ]
+    }
+
+    /// One tier's figures in `GET /cache/stats`.
+    public struct TierStatistics: Sendable, Codable, Equatable {
+        public var entries: Int
+        public var bytes: Int
+        public var capacityBytes: Int
+        public var hits: Int
+        public var misses: Int
+        /// hits / (hits + misses), 0 before any lookup.
+        public var hitRatio: Double
+
+        init(entries: Int, bytes: Int, capacityBytes: Int, counts: (hits: Int, misses: Int)) {
+            self.entries = entries
+            self.bytes = bytes
+            self.capacityBytes = capacityBytes
+            self.hits = counts.hits
+            self.misses = counts.misses
+            let total = counts.hits + counts.misses
+            self.hitRatio = total == 0 ? 0 : Double(counts.hits) / Double(total)
+        }
     }
 }

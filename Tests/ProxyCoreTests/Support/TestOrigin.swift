@@ -85,6 +85,7 @@ func withOriginAndProxy<Value: Sendable>(
     configuration.allow.loopbackSources = true
     configuration.fetch.timeoutMilliseconds = 1000
     configuration.fetch.maxSourceBytes = 1024 * 1024
+    configuration.fetch.retries = 0
     configuration.cache.directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("imageproxy-test-\(UUID().uuidString)").path
     configure(&configuration)

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Turns an origin's caching headers into how long the service may reuse its answer.
+///
+/// Shared-cache rules: `s-maxage` over `max-age` over `Expires - Date`; `no-store` and `private` are not
+/// stored; `no-cache` is stored but stale at once (revalidated on each use); nothing → `defaultTTL`.
+/// Every storable lifetime is clamped to `minTTL...maxTTL`.
+public struct FreshnessPolicy: Sendable, Equatable {
+    public var defaultTTL: Int
+    public var minTTL: Int
+    public var maxTTL: Int
+
+    public init(defaultTTL: Int, minTTL: Int, maxTTL: Int) {
+        self.defaultTTL = defaultTTL
+        self.minTTL = minTTL
+        self.maxTTL = max(minTTL, maxTTL)
+    }
+
+    /// The verdict for one origin response.
+    public struct Verdict: Sendable, Equatable {
+        /// Whether the answer may be kept (and shared).
+        public var storable: Bool
+        /// Seconds it stays fresh (0 when not storable).
+        public var lifetime: Int
+    }
+
+    /// Judges a response from its header fields (lower-case names).
+    public func verdict(cacheControl: String?, expires: String?, date: String?, now: Date = Date()) -> Verdict {
+        let directives = Self.directives(cacheControl)
+        if directives["no-store"] != nil || directives["private"] != nil {
+            return Verdict(storable: false, lifetime: 0)
+        }
+        let lifetime: Int
+        if directives["no-cache"] != nil {
+            lifetime = 0
+        } else if let value = directives["s-maxage"].flatMap({ $0.flatMap { Int($0) } }) {
+            lifetime = value
+        } else if let value = directives["max-age"].flatMap({ $0.flatMap { Int($0) } }) {
+            lifetime = value
+        } else if let expires {
+            let reference = date.flatMap(Self.parseHTTPDate) ?? now
+            lifetime = Self.parseHTTPDate(expires).map { Int($0.timeIntervalSince(reference)) } ?? 0
+        } else {
+            lifetime = defaultTTL
+        }
+        return Verdict(storable: true, lifetime: min(max(lifetime, minTTL), maxTTL))
+    }
+
+    /// `Cache-Control` directives, names lower-cased, values unquoted.
+    static func directives(_ header: String?) -> [String: String?] {
+        guard let header else { return [:] }
+        var result: [String: String?] = [:]
+        for item in header.split(separator: ",") {
+            let parts = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let name = parts.first?.lowercased(), !name.isEmpty else { continue }
+            result[name] = parts.count > 1 ? parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
+        }
+        return result
+    }
+
+    /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`); nil for anything else (treated as expired).
+    static func parseHTTPDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
+    }
+}

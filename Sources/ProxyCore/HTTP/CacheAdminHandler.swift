@@ -1,0 +1,50 @@
+import Crypto
+import Foundation
+import Hummingbird
+
+/// `DELETE /cache?url=` (purge a source and all its variants from both tiers) and `GET /cache/stats`.
+/// Both need `Authorization: Bearer <cache.adminToken>`; with no token configured they answer 404.
+struct CacheAdminHandler: Sendable {
+    let runtime: ProxyRuntime
+
+    func purge(_ request: Request, context: some RequestContext) async throws -> Response {
+        if let refusal = authorize(request) { return refusal }
+        let query = request.uri.queryParameters
+        guard let url = query["url"].map(String.init) else {
+            throw RequestError(parameter: "url", problem: "is required")
+        }
+        let source = try SourceURL(parsing: url)
+        let removed = await runtime.purge(source: source)
+        return try json(["purged": removed])
+    }
+
+    func stats(_ request: Request, context: some RequestContext) async throws -> Response {
+        if let refusal = authorize(request) { return refusal }
+        return try json(await runtime.cacheStatistics())
+    }
+
+    /// Nil when allowed; otherwise the response to send.
+    private func authorize(_ request: Request) -> Response? {
+        let token = runtime.configuration.cache.adminToken
+        guard !token.isEmpty else { return Response.plainText("not found", status: .notFound) }
+        let given = request.headers[.authorization] ?? ""
+        let expected = "Bearer " + token
+        // Constant-time comparison of digests (the lengths of the inputs do not leak either).
+        let matches = SHA256.hash(data: Array(given.utf8)) == SHA256.hash(data: Array(expected.utf8))
+        guard matches else {
+            var response = Response.plainText("admin token required", status: .unauthorized)
+            response.headers[.wwwAuthenticate] = "Bearer"
+            return response
+        }
+        return nil
+    }
+
+    private func json(_ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(value)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

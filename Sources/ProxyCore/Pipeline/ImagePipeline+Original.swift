@@ -1,0 +1,72 @@
+import Foundation
+
+extension ImagePipeline {
+    /// A source's bytes and how long they stay fresh.
+    struct Original: Sendable {
+        var bytes: [UInt8]
+        var expiresAt: Double
+        var storable: Bool
+        /// The origin answered 304 to a conditional request: the stored bytes are current.
+        var revalidated: Bool
+        /// Fresh from the origin, not yet on disk.
+        var needsStore: Bool
+        /// The index row describing it (for storing, and for its variants' validators).
+        var entry: DiskEntry
+    }
+
+    /// The original from the disk cache when fresh; revalidated when stale with validators; else downloaded.
+    /// Origin failures are remembered briefly (``NegativeCache``).
+    func original(of source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double) async throws -> Original {
+        let key = VariantKey(hashing: "original|" + sourceKey).hex
+        let stored = await disk.entry(for: key)
+        if let stored, stored.expiresAt > now || conditions.onlyIfCached, let bytes = await disk.contents(of: stored) {
+            return Original(bytes: bytes, expiresAt: stored.expiresAt, storable: true, revalidated: false, needsStore: false, entry: stored)
+        }
+        if conditions.onlyIfCached { throw CacheMissError() }
+        if let (error, remaining) = negative.recall(sourceKey, now: now) {
+            if case .notFound = error { throw CacheableError(error, maxAge: remaining) }
+            throw error
+        }
+        let validators = stored.flatMap { entry in
+            entry.hasValidators ? OriginValidators(etag: entry.originETag, lastModified: entry.originLastModified) : nil
+        }
+        let fetched: FetchedSource
+        do {
+            fetched = try await fetcher.fetch(source, validators: validators)
+        } catch let error as FetchError {
+            negative.remember(error, for: sourceKey, now: now)
+            if case .notFound = error, let remaining = negative.recall(sourceKey, now: now)?.remaining {
+                throw CacheableError(error, maxAge: remaining)
+            }
+            throw error
+        }
+        let verdict = freshness.verdict(
+            cacheControl: fetched.header("cache-control"), expires: fetched.header("expires"), date: fetched.header("date"))
+        let expiresAt = now + Double(verdict.lifetime)
+
+        if fetched.status == 304, var entry = stored {
+            if let bytes = await disk.contents(of: entry) {
+                await disk.refresh(key: key, expiresAt: expiresAt)
+                entry.expiresAt = expiresAt
+                return Original(bytes: bytes, expiresAt: expiresAt, storable: verdict.storable, revalidated: true, needsStore: false, entry: entry)
+            }
+            // The file vanished between the lookup and now: download it whole.
+            let whole = try await fetcher.fetch(source)
+            return downloaded(whole, key: key, sourceKey: sourceKey, now: now)
+        }
+        return downloaded(fetched, key: key, sourceKey: sourceKey, now: now)
+    }
+
+    private func downloaded(_ fetched: FetchedSource, key: String, sourceKey: String, now: Double) -> Original {
+        let verdict = freshness.verdict(
+            cacheControl: fetched.header("cache-control"), expires: fetched.header("expires"), date: fetched.header("date"))
+        let expiresAt = now + Double(verdict.lifetime)
+        let entry = DiskEntry(
+            key: key, kind: .original, sourceKey: sourceKey, size: fetched.body.count,
+            contentType: fetched.header("content-type") ?? "application/octet-stream",
+            etag: EntityTag.strong(for: fetched.body), originETag: fetched.header("etag"),
+            originLastModified: fetched.header("last-modified"), fetchedAt: now, expiresAt: expiresAt,
+            lastAccess: now, variesOnAccept: false)
+        return Original(bytes: fetched.body, expiresAt: expiresAt, storable: verdict.storable, revalidated: false, needsStore: true, entry: entry)
+    }
+}
