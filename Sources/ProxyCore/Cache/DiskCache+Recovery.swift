@@ -11,6 +11,8 @@ extension DiskCache {
         /// Files that no row indexed (renamed but not yet indexed when the process died).
         public var filesRemoved = 0
 
+        public init() {}
+
         public var isChanged: Bool { temporaryFilesRemoved + rowsDropped + filesRemoved > 0 }
     }
 
@@ -38,6 +40,7 @@ extension DiskCache {
                 for key in dropped { try DiskEntry.deleteOne(db, key: key) }
             }
             report.rowsDropped = dropped.count
+            for key in dropped { try? files.removeItem(atPath: "\(objects)/\(key.prefix(2))/\(key)") }
         }
         for shard in (try? files.contentsOfDirectory(atPath: objects)) ?? [] {
             let shardPath = objects + "/" + shard

@@ -22,6 +22,11 @@ public struct FreshnessPolicy: Sendable, Equatable {
         public var storable: Bool
         /// Seconds it stays fresh (0 when not storable).
         public var lifetime: Int
+
+        public init(storable: Bool, lifetime: Int) {
+            self.storable = storable
+            self.lifetime = lifetime
+        }
     }
 
     /// Judges a response from its header fields (lower-case names).

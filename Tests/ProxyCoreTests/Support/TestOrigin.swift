@@ -56,6 +56,26 @@ struct TestOrigin {
                 try await writer.finish(nil)
             })
         }
+        router.get("/fresh.jpg") { request, _ in
+            // Fresh for 2 s, with an ETag; answers 304 to a matching If-None-Match.
+            if request.headers[.ifNoneMatch] == "\"fresh-v1\"" {
+                return Response(status: .notModified, headers: [.eTag: "\"fresh-v1\"", .cacheControl: "max-age=2"])
+            }
+            var response = image(Self.jpeg, type: "image/jpeg")
+            response.headers[.eTag] = "\"fresh-v1\""
+            response.headers[.cacheControl] = "max-age=2"
+            return response
+        }
+        router.get("/nostore.jpg") { _, _ in
+            var response = image(Self.jpeg, type: "image/jpeg")
+            response.headers[.cacheControl] = "no-store"
+            return response
+        }
+        router.get("/presigned.jpg") { _, _ in image(Self.jpeg, type: "image/jpeg") }
+        router.get("/flaky.jpg") { _, _ in
+            // Fails twice with 503, then serves the image.
+            hits.count("/flaky.jpg") <= 2 ? Response(status: .serviceUnavailable) : image(Self.jpeg, type: "image/jpeg")
+        }
         router.get("/redirect") { _, _ in Response(status: .found, headers: [.location: "/photo.jpg"]) }
         router.get("/redirect-ftp") { _, _ in Response(status: .found, headers: [.location: "ftp://127.0.0.1/x.jpg"]) }
         router.get("/redirect-loop") { _, _ in Response(status: .found, headers: [.location: "/redirect-loop"]) }
@@ -69,17 +89,17 @@ struct TestOrigin {
         let hits: Hits
         func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
             hits.record(request.uri.path)
+            if request.headers[.ifNoneMatch] != nil || request.headers[.ifModifiedSince] != nil {
+                hits.record("conditional:" + request.uri.path)
+            }
             return try await next(request, context)
         }
     }
 }
 
-/// Runs `body` with a live origin and a live proxy (configured by `configure`), both on 127.0.0.1:0.
-func withOriginAndProxy<Value: Sendable>(
-    configure: (inout ProxyConfiguration) -> Void = { _ in },
-    _ body: @Sendable (_ proxy: any TestClientProtocol, _ origin: String, _ hits: TestOrigin.Hits) async throws -> Value
-) async throws -> Value {
-    let origin = TestOrigin()
+/// A proxy configuration for tests: loopback sources allowed, short timeouts, no retries, a fresh
+/// temporary cache folder.
+func testConfiguration() -> ProxyConfiguration {
     var configuration = ProxyConfiguration()
     configuration.bind = ListenAddress(host: "127.0.0.1", port: 0)
     configuration.allow.loopbackSources = true
@@ -88,19 +108,37 @@ func withOriginAndProxy<Value: Sendable>(
     configuration.fetch.retries = 0
     configuration.cache.directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("imageproxy-test-\(UUID().uuidString)").path
+    configuration.cache.minTTL = 0
+    return configuration
+}
+
+/// Runs `body` with a live origin and a live proxy (configured by `configure`), both on 127.0.0.1:0.
+/// The cache folder is removed afterwards.
+func withOriginAndProxy<Value: Sendable>(
+    configure: (inout ProxyConfiguration) -> Void = { _ in },
+    _ body: @Sendable (_ proxy: any TestClientProtocol, _ origin: String, _ hits: TestOrigin.Hits) async throws -> Value
+) async throws -> Value {
+    var configuration = testConfiguration()
     configure(&configuration)
-    let logger = Logger(label: "test-proxy", factory: { _ in SwiftLogNoOpLogHandler() })
-    let runtime = try ProxyRuntime(configuration: configuration, logger: logger)
     defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
-    let proxy = ProxyApplication.make(runtime: runtime, logger: logger)
+    let origin = TestOrigin()
     let finalConfiguration = configuration
-    _ = finalConfiguration
     return try await origin.makeApplication().test(.live) { originClient in
         let base = "http://127.0.0.1:\(originClient.port!)"
-        return try await proxy.test(.live) { client in
-            try await body(client, base, origin.hits)
-        }
+        return try await withProxy(finalConfiguration) { client, _ in try await body(client, base, origin.hits) }
     }
+}
+
+/// Runs `body` with a live proxy built from `configuration` (the cache folder is kept, so a second
+/// call with the same configuration is a restart).
+func withProxy<Value: Sendable>(
+    _ configuration: ProxyConfiguration,
+    _ body: @Sendable (_ proxy: any TestClientProtocol, _ runtime: ProxyRuntime) async throws -> Value
+) async throws -> Value {
+    let logger = Logger(label: "test-proxy", factory: { _ in SwiftLogNoOpLogHandler() })
+    let runtime = try ProxyRuntime(configuration: configuration, logger: logger)
+    let proxy = ProxyApplication.make(runtime: runtime, logger: logger)
+    return try await proxy.test(.live) { client in try await body(client, runtime) }
 }
 
 extension TestClientProtocol {

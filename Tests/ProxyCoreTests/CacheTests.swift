@@ -1,0 +1,176 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import HummingbirdTesting
+import ProxyCore
+import Testing
+
+/// The memory and disk tiers and the HTTP caching rules, against a live counting origin, real SQLite and files.
+@Suite(.timeLimit(.minutes(2))) struct CacheTests {
+    private let xCache = HTTPField.Name("X-Cache")!
+
+    @Test func restartServesFromDiskAndNewWidthsFromTheStoredOriginal() async throws {
+        let configuration = testConfiguration()
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        let origin = TestOrigin()
+        try await origin.makeApplication().test(.live) { originClient in
+            let url = "http://127.0.0.1:\(originClient.port!)/counted.jpg"
+            let first = try await withProxy(configuration) { proxy, _ in
+                try await proxy.image([("url", url), ("w", "120")])
+            }
+            #expect(first.status == .ok)
+            #expect(origin.hits.count("/counted.jpg") == 1)
+
+            try await withProxy(configuration) { proxy, runtime in
+                let again = try await proxy.image([("url", url), ("w", "120")])
+                #expect(again.headers[xCache] == "disk")
+                #expect(again.bytes == first.bytes)
+                #expect(again.headers[.eTag] == first.headers[.eTag])
+                let conditional = try await proxy.image([("url", url), ("w", "120")], headers: [.ifNoneMatch: first.headers[.eTag]!])
+                #expect(conditional.status == .notModified)
+
+                let newWidth = try await proxy.image([("url", url), ("w", "64")])
+                #expect(newWidth.status == .ok)
+                #expect(try VipsImage.decode(newWidth.bytes).width == 64)
+                #expect(origin.hits.count("/counted.jpg") == 1, "no origin GET after the restart")
+                await runtime.diskCache.waitForPendingWrites()
+                let usage = await runtime.diskCache.usage()
+                #expect(usage.entries == 3, "one original and two variants")
+            }
+            // The folder and the index agree: a fresh open finds nothing to repair.
+            let reopened = try DiskCache(
+                directory: configuration.cache.directory, capacityBytes: 1 << 30, staleRetention: 0,
+                logger: .init(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            #expect(reopened.recoveryReport == .init())
+            await reopened.shutdown()
+        }
+    }
+
+    @Test func originMaxAgeIsHonouredAndRevalidatedWith304() async throws {
+        try await withOriginAndProxy { proxy, origin, hits in
+            let url = "\(origin)/fresh.jpg"
+            let first = try await proxy.image([("url", url), ("w", "80")])
+            let maxAge = Int(first.headers[.cacheControl]!.split(separator: "=").last!)!
+            #expect(first.headers[.cacheControl]!.hasPrefix("public, max-age="))
+            #expect(maxAge <= 2)
+            try await Task.sleep(for: .milliseconds(2200))
+            let second = try await proxy.image([("url", url), ("w", "80")])
+            #expect(second.status == .ok)
+            #expect(second.bytes == first.bytes)
+            #expect(hits.count("/fresh.jpg") == 2, "one full GET, then one conditional GET")
+            #expect(hits.count("conditional:/fresh.jpg") == 1)
+            let refreshed = Int(second.headers[.cacheControl]!.split(separator: "=").last!)!
+            #expect(refreshed >= 1 && refreshed <= 2, "the 304 refreshed the freshness")
+        }
+    }
+
+    @Test func noStoreSourcesAreNotStored() async throws {
+        try await withOriginAndProxy { proxy, origin, hits in
+            let url = "\(origin)/nostore.jpg"
+            let first = try await proxy.image([("url", url), ("w", "50")])
+            #expect(first.status == .ok)
+            #expect(first.headers[.cacheControl] == "no-store")
+            _ = try await proxy.image([("url", url), ("w", "50")])
+            #expect(hits.count("/nostore.jpg") == 2)
+        }
+    }
+
+    @Test func ignoredParametersShareOneEntryAndOnlyIfCachedNeverReachesTheOrigin() async throws {
+        try await withOriginAndProxy { proxy, origin, hits in
+            let signedA = "\(origin)/presigned.jpg?id=7&X-Amz-Signature=aaa&X-Amz-Date=1"
+            let signedB = "\(origin)/presigned.jpg?id=7&X-Amz-Signature=bbb&X-Amz-Date=2"
+            let uncached = try await proxy.image([("url", signedA), ("w", "70")], headers: [.cacheControl: "only-if-cached"])
+            #expect(uncached.status == .gatewayTimeout)
+            #expect(hits.count("/presigned.jpg") == 0)
+            let a = try await proxy.image([("url", signedA), ("w", "70")])
+            let b = try await proxy.image([("url", signedB), ("w", "70")])
+            #expect(a.status == .ok && b.status == .ok)
+            #expect(b.headers[xCache] == "memory")
+            #expect(hits.count("/presigned.jpg") == 1)
+            let cached = try await proxy.image([("url", signedB), ("w", "70")], headers: [.cacheControl: "only-if-cached"])
+            #expect(cached.status == .ok)
+            let otherId = try await proxy.image(
+                [("url", "\(origin)/presigned.jpg?id=8&X-Amz-Signature=aaa"), ("w", "70")], headers: [.cacheControl: "only-if-cached"])
+            #expect(otherId.status == .gatewayTimeout, "parameters that are not ignored stay in the key")
+            #expect(hits.count("/presigned.jpg") == 1)
+        }
+    }
+
+    @Test func notFoundIsRememberedAndFailuresAreRetried() async throws {
+        try await withOriginAndProxy(configure: { $0.cache.negativeTTL = 30; $0.fetch.retries = 2; $0.fetch.retryBackoffMilliseconds = 10 }) {
+            proxy, origin, hits in
+            let missing = try await proxy.image([("url", "\(origin)/missing"), ("w", "50")])
+            #expect(missing.status == .notFound)
+            #expect(missing.headers[.cacheControl] == "public, max-age=30")
+            let again = try await proxy.image([("url", "\(origin)/missing"), ("w", "60")])
+            #expect(again.status == .notFound)
+            #expect(hits.count("/missing") == 1, "the 404 is remembered")
+            let maxAge = Int(again.headers[.cacheControl]!.split(separator: "=").last!)!
+            #expect(maxAge <= 30 && maxAge > 0)
+
+            let flaky = try await proxy.image([("url", "\(origin)/flaky.jpg"), ("w", "50")])
+            #expect(flaky.status == .ok, "two 503s, then success on the last retry")
+            #expect(hits.count("/flaky.jpg") == 3)
+
+            let failing = try await proxy.image([("url", "\(origin)/error"), ("w", "50")])
+            #expect(failing.status == .badGateway)
+            #expect(failing.headers[.cacheControl] == "no-store")
+            #expect(hits.count("/error") == 3)
+        }
+    }
+
+    @Test func purgeAndStatsNeedTheAdminToken() async throws {
+        try await withOriginAndProxy(configure: { $0.cache.adminToken = "s3cret" }) { proxy, origin, hits in
+            let url = "\(origin)/counted.jpg"
+            _ = try await proxy.image([("url", url), ("w", "40")])
+            _ = try await proxy.image([("url", url), ("w", "41")])
+            let encoded = url.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let anonymous = try await proxy.execute(uri: "/cache?url=\(encoded)", method: .delete, headers: [:], body: nil)
+            #expect(anonymous.status == .unauthorized)
+            let wrong = try await proxy.execute(uri: "/cache/stats", method: .get, headers: [.authorization: "Bearer nope"], body: nil)
+            #expect(wrong.status == .unauthorized)
+
+            let auth: HTTPFields = [.authorization: "Bearer s3cret"]
+            let stats = try await proxy.execute(uri: "/cache/stats", method: .get, headers: auth, body: nil)
+            #expect(stats.status == .ok)
+            let decoded = try JSONDecoder().decode([String: ProxyRuntime.TierStatistics].self, from: Data(stats.bytes))
+            #expect(decoded["memory"]?.entries == 2)
+            #expect(decoded["memory"]?.misses == 2)
+
+            let purge = try await proxy.execute(uri: "/cache?url=\(encoded)", method: .delete, headers: auth, body: nil)
+            #expect(purge.status == .ok)
+            #expect(purge.text.contains("\"purged\""))
+            _ = try await proxy.image([("url", url), ("w", "40")])
+            #expect(hits.count("/counted.jpg") == 2, "after the purge the source is fetched again")
+        }
+        try await withOriginAndProxy { proxy, _, _ in
+            let off = try await proxy.execute(uri: "/cache/stats", method: .get, headers: [.authorization: "Bearer x"], body: nil)
+            #expect(off.status == .notFound)
+        }
+    }
+
+    @Test func failingDiskWritesDoNotStopServing() async throws {
+        var configuration = testConfiguration()
+        configuration.cache.memoryBytes = 0  // every request needs the disk or the origin
+        let finalConfiguration = configuration
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        let origin = TestOrigin()
+        try await origin.makeApplication().test(.live) { originClient in
+            try await withProxy(finalConfiguration) { proxy, runtime in
+                // Break the temporary folder: every write now fails, as on a full or read-only disk.
+                let temporary = finalConfiguration.cache.directory + "/tmp"
+                try FileManager.default.removeItem(atPath: temporary)
+                FileManager.default.createFile(atPath: temporary, contents: Data("not a folder".utf8))
+                for width in [30, 31] {
+                    let response = try await proxy.image([("url", "http://127.0.0.1:\(originClient.port!)/photo.jpg"), ("w", "\(width)")])
+                    #expect(response.status == .ok)
+                    #expect(try VipsImage.decode(response.bytes).width == width)
+                }
+                await runtime.diskCache.waitForPendingWrites()
+                #expect(runtime.diskCache.writeFailures >= 2)
+                #expect(await runtime.diskCache.usage().entries == 0)
+            }
+        }
+    }
+}
