@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 import ProxyCore
 import ServiceLifecycle
 
@@ -33,15 +35,15 @@ struct ServeCommand: AsyncParsableCommand {
             return
         }
         let level = Logger.Level(rawValue: settings.logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let format = StructuredLogHandler.Format(rawValue: settings.observability.logFormat) ?? .logfmt
+        LoggingSystem.bootstrap { label in StructuredLogHandler(label: label, format: format, level: level) }
+        let metrics = ProxyMetrics()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics.registry))
         let logger = Logger(label: "imageproxy")
         let runtime: ProxyRuntime
         do {
-            runtime = try ProxyRuntime(configuration: settings, logger: logger)
+            runtime = try ProxyRuntime(
+                configuration: settings, logger: logger, metrics: metrics, accessLogger: Logger(label: "imageproxy.access"))
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(2)

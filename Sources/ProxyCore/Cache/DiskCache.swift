@@ -21,6 +21,7 @@ public final class DiskCache: Sendable {
     private let pendingAccess = Mutex<[String: Double]>([:])
     private let writeFailureCount = Atomic<Int>(0)
     private let pendingWrites = Atomic<Int>(0)
+    private let evictionCount = Atomic<Int>(0)
     /// What start-up recovery found.
     public let recoveryReport: RecoveryReport
 
@@ -77,6 +78,9 @@ public final class DiskCache: Sendable {
             try? await Task.sleep(for: .milliseconds(5))
         }
     }
+
+    /// Entries evicted to keep the byte budget since start.
+    public var evictions: Int { evictionCount.load(ordering: .relaxed) }
 
     /// Writes that failed since start (disk full, read-only, ...).
     public var writeFailures: Int { writeFailureCount.load(ordering: .relaxed) }
@@ -225,6 +229,7 @@ public final class DiskCache: Sendable {
             }
         }
         guard let doomed else { return (0, 0) }
+        evictionCount.add(doomed.evicted.count, ordering: .relaxed)
         for key in doomed.expired + doomed.evicted { try? FileManager.default.removeItem(atPath: path(for: key)) }
         return (doomed.expired.count, doomed.evicted.count)
     }

@@ -40,6 +40,14 @@ extension ProxyConfiguration {
         .integer("image.avifEffort", 0...9, \.image.avifEffort),
         .integer("image.pngCompression", 0...9, \.image.pngCompression),
         .integer("http.staleWhileRevalidate", 0...31_536_000, \.http.staleWhileRevalidate),
+        .text("http.timingAllowOrigin", "an origin, * or empty", \.http.timingAllowOrigin, allowEmpty: true),
+        .text("log.format", "logfmt or json", \.observability.logFormat, allowed: ["logfmt", "json"]),
+        .boolean("log.sourceUrls", \.observability.logSourceURLs),
+        ConfigurationSetting(key: "metrics.bind", expectation: "host:port or empty") { configuration, text in
+            guard text.isEmpty || ListenAddress(parsing: text) != nil else { return false }
+            configuration.observability.metricsBind = text
+            return true
+        },
         .integer("shutdown.drainDelayMs", 0...600_000, \.shutdown.drainDelayMilliseconds),
         .integer("shutdown.gracePeriodMs", 0...3_600_000, \.shutdown.gracePeriodMilliseconds),
     ]

@@ -19,6 +19,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var http = HTTP()
     /// Graceful shutdown settings.
     public var shutdown = Shutdown()
+    /// Logging and metrics settings.
+    public var observability = Observability()
 
     /// Creates the embedded defaults.
     public init() {}
@@ -115,6 +117,21 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// `stale-while-revalidate` seconds added to image responses; 0 leaves it out.
         /// Key `http.staleWhileRevalidate`, default 0.
         public var staleWhileRevalidate = 0
+        /// `Timing-Allow-Origin` value sent with every response (lets pages read Server-Timing
+        /// cross-origin); empty sends none. Key `http.timingAllowOrigin`, default `*`.
+        public var timingAllowOrigin = "*"
+        public init() {}
+    }
+
+    /// Logging and metrics settings.
+    public struct Observability: Sendable, Equatable {
+        /// Log line format: `logfmt` or `json`. Key `log.format`, default `logfmt`.
+        public var logFormat = "logfmt"
+        /// Whether access log lines carry the full source URL (else only its host). Key `log.sourceUrls`, default false.
+        public var logSourceURLs = false
+        /// A separate `host:port` for `GET /metrics`; empty serves it on the main address.
+        /// Key `metrics.bind`, default empty.
+        public var metricsBind = ""
         public init() {}
     }
 }

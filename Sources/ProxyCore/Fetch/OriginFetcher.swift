@@ -42,10 +42,12 @@ public final class OriginFetcher: Sendable {
     private let policyBox: PolicyBox
     private let threadPool: NIOThreadPool
     private let logger: Logger
+    private let metrics: ProxyMetrics?
 
     /// Creates a fetcher; call ``start()`` before fetching and ``shutdown()`` at the end.
-    public init(settings: Settings, logger: Logger) {
+    public init(settings: Settings, logger: Logger, metrics: ProxyMetrics? = nil) {
         _ = Self.globalInit
+        self.metrics = metrics
         self.settings = settings
         self.policyBox = PolicyBox(settings.policy)
         self.threadPool = NIOThreadPool(numberOfThreads: settings.concurrency)
@@ -67,17 +69,26 @@ public final class OriginFetcher: Sendable {
     public func fetch(_ source: SourceURL, validators: OriginValidators? = nil) async throws -> FetchedSource {
         let settings = self.settings
         let policyBox = self.policyBox
+        let metrics = self.metrics
+        let started = ContinuousClock.now
         var attempt = 0
         while true {
+            let queuedAt = metrics?.queuedJob(.fetch)
             let result = try await threadPool.runIfActive {
-                OriginTransfer(url: source.absoluteString, settings: settings, policyBox: policyBox, validators: validators)
+                if let queuedAt { metrics?.startedJob(.fetch, queuedAt: queuedAt) }
+                defer { metrics?.finishedJob(.fetch) }
+                return OriginTransfer(url: source.absoluteString, settings: settings, policyBox: policyBox, validators: validators)
                     .perform()
             }
             switch result {
             case .success(let fetched):
+                metrics?.recordOrigin(
+                    result: fetched.status == 304 ? "not_modified" : "ok", duration: ContinuousClock.now - started,
+                    bytes: fetched.body.count)
                 return fetched
             case .failure(let error):
                 guard error.isTransient, attempt < settings.retries else {
+                    metrics?.recordOrigin(result: error.reason, duration: ContinuousClock.now - started, bytes: 0)
                     logger.debug("origin fetch failed", metadata: ["host": "\(source.host)", "reason": "\(error.reason)"])
                     throw error
                 }

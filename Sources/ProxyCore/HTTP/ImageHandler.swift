@@ -9,13 +9,13 @@ struct ImageHandler: Sendable {
     /// `stale-while-revalidate` seconds, 0 for none.
     let staleWhileRevalidate: Int
 
-    func handle(_ request: Request, context: some RequestContext) async throws -> Response {
+    func handle(_ request: Request, context: ProxyRequestContext) async throws -> Response {
         let query = request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) }
         let imageRequest = try ImageRequest(query: query, limits: limits)
         let conditions = ImagePipeline.ClientConditions(
             accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
             onlyIfCached: request.headers[.cacheControl].map { $0.lowercased().contains("only-if-cached") } ?? false)
-        let outcome = try await pipeline.variant(for: imageRequest, conditions: conditions)
+        let outcome = try await pipeline.variant(for: imageRequest, conditions: conditions, timings: context.timings)
         let variant = outcome.variant
 
         var headers = HTTPFields()

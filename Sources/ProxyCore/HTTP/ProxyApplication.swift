@@ -1,39 +1,66 @@
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// Builds the HTTP application (Hummingbird on SwiftNIO) around a ``ProxyRuntime``.
 public enum ProxyApplication {
-    /// The router with every route and the error middleware.
-    public static func makeRouter(runtime: ProxyRuntime) -> Router<BasicRequestContext> {
-        let router = Router()
+    /// The router with every route, the observability and the error middleware.
+    public static func makeRouter(runtime: ProxyRuntime) -> Router<ProxyRequestContext> {
+        let router = Router(context: ProxyRequestContext.self)
+        let configuration = runtime.configuration
+        router.add(
+            middleware: ObservabilityMiddleware(
+                metrics: runtime.metrics, requestLog: runtime.requestLog, accessLogger: runtime.accessLogger,
+                timingAllowOrigin: configuration.http.timingAllowOrigin,
+                logSourceURLs: configuration.observability.logSourceURLs))
         router.add(middleware: PublicErrorMiddleware())
         let images = ImageHandler(
             pipeline: runtime.pipeline,
-            limits: .init(maxDimension: runtime.configuration.image.maxDimension),
-            staleWhileRevalidate: runtime.configuration.http.staleWhileRevalidate)
+            limits: .init(maxDimension: configuration.image.maxDimension),
+            staleWhileRevalidate: configuration.http.staleWhileRevalidate)
         let admin = CacheAdminHandler(runtime: runtime)
         let health = HealthHandler(pool: runtime.transformPool, readiness: runtime.readiness)
+        let status = StatusPage(runtime: runtime)
         router.get("/img", use: images.handle)
         router.head("/img", use: images.handle)
         router.get("/health", use: health.health)
         router.get("/ready", use: health.ready)
         router.delete("/cache", use: admin.purge)
         router.get("/cache/stats", use: admin.stats)
+        router.get("/", use: status.handle)
+        router.get("/status", use: status.handle)
+        if configuration.observability.metricsBind.isEmpty {
+            router.get("/metrics", use: MetricsHandler(runtime: runtime).handle)
+        }
         return router
     }
 
-    /// The application: server on the configured address, with the runtime and the cache janitor as
-    /// services, so that they stop after the server drains.
+    /// The application: server on the configured address, with the runtime, the cache janitor and
+    /// (when `metrics.bind` is set) the metrics server as services, so that they stop after it drains.
     public static func make(runtime: ProxyRuntime, logger: Logger) -> some ApplicationProtocol {
         let bind = runtime.configuration.bind
+        var services: [any Service] = [
+            runtime,
+            CacheJanitorService(
+                disk: runtime.diskCache, intervalSeconds: runtime.configuration.cache.janitorInterval, logger: logger),
+        ]
+        if let metricsBind = ListenAddress(parsing: runtime.configuration.observability.metricsBind) {
+            services.append(makeMetricsServer(runtime: runtime, bind: metricsBind, logger: logger))
+        }
         return Application(
             router: makeRouter(runtime: runtime),
             configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: "ImageProxy"),
-            services: [
-                runtime,
-                CacheJanitorService(
-                    disk: runtime.diskCache, intervalSeconds: runtime.configuration.cache.janitorInterval, logger: logger),
-            ],
+            services: services,
+            logger: logger)
+    }
+
+    /// A second server answering only `GET /metrics`, for `metrics.bind`.
+    static func makeMetricsServer(runtime: ProxyRuntime, bind: ListenAddress, logger: Logger) -> some Service {
+        let router = Router()
+        router.get("/metrics", use: MetricsHandler(runtime: runtime).handle)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: "ImageProxy-metrics"),
             logger: logger)
     }
 }

@@ -10,8 +10,10 @@ public struct PublicErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as any PublicError {
-            return Response.plainText(
+            var response = Response.plainText(
                 error.publicMessage, status: HTTPResponse.Status(code: error.httpStatus), cacheControl: error.cacheControl)
+            response.headers[.xErrorReason] = error.reason
+            return response
         } catch let error as any HTTPResponseError {
             throw error
         } catch {

@@ -12,6 +12,11 @@ public enum Vips {
     @discardableResult
     public static func start() -> Bool { startResult }
 
+    /// Bytes libvips tracks as allocated now, and the most it has tracked at once.
+    public static var trackedMemory: (current: Int, highWater: Int) {
+        (Int(vips_tracked_get_mem()), Int(vips_tracked_get_mem_highwater()))
+    }
+
     /// Takes and clears libvips' last error message (for logs only, never for clients).
     static func takeError() -> String {
         guard let message = ipx_vips_take_error() else { return "" }

@@ -16,7 +16,9 @@ extension ImagePipeline {
 
     /// The original from the disk cache when fresh; revalidated when stale with validators; else downloaded.
     /// Origin failures are remembered briefly (``NegativeCache``).
-    func original(of source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double) async throws -> Original {
+    func original(
+        of source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double, timings: RequestTimings
+    ) async throws -> Original {
         let key = VariantKey(hashing: "original|" + sourceKey).hex
         let stored = await disk.entry(for: key)
         if let stored, stored.expiresAt > now || conditions.onlyIfCached, let bytes = await disk.contents(of: stored) {
@@ -32,7 +34,7 @@ extension ImagePipeline {
         }
         let fetched: FetchedSource
         do {
-            fetched = try await fetcher.fetch(source, validators: validators)
+            fetched = try await timings.measure("fetch") { try await fetcher.fetch(source, validators: validators) }
         } catch let error as FetchError {
             negative.remember(error, for: sourceKey, now: now)
             if case .notFound = error, let remaining = negative.recall(sourceKey, now: now)?.remaining {

@@ -41,12 +41,24 @@ public final class ImagePipeline: Sendable {
     let freshness: FreshnessPolicy
     let sourceKeys: SourceKeyPolicy
     let allowAutoAVIF: Bool
+    let metrics: ProxyMetrics
+    /// One transform per variant key at a time.
+    let variantFlights = SingleFlight<Produced>()
+    /// One download per source at a time.
+    let originalFlights = SingleFlight<Original>()
+
+    /// A variant made (or refreshed) by the shared part of the path.
+    struct Produced: Sendable {
+        var variant: CachedVariant
+        var tier: CacheTier
+    }
 
     public init(
         memory: MemoryCache, disk: DiskCache, negative: NegativeCache, statistics: CacheStatistics,
         fetcher: OriginFetcher, pool: TransformPool, transformer: ImageTransformer,
-        freshness: FreshnessPolicy, sourceKeys: SourceKeyPolicy, allowAutoAVIF: Bool
+        freshness: FreshnessPolicy, sourceKeys: SourceKeyPolicy, allowAutoAVIF: Bool, metrics: ProxyMetrics
     ) {
+        self.metrics = metrics
         self.memory = memory
         self.disk = disk
         self.negative = negative
@@ -61,8 +73,11 @@ public final class ImagePipeline: Sendable {
 
     /// Produces (or finds) the variant `request` asks for.
     /// - Throws: a ``PublicError`` (``FetchError``, ``ImagingError``, ``CacheMissError``, ``CacheableError``).
-    public func variant(for request: ImageRequest, conditions: ClientConditions) async throws -> Outcome {
+    public func variant(
+        for request: ImageRequest, conditions: ClientConditions, timings: RequestTimings = RequestTimings()
+    ) async throws -> Outcome {
         let now = Date().timeIntervalSince1970
+        timings.sourceHost = request.source.host
         let (choice, negotiated) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF)
         let sourceKey = sourceKeys.key(for: request.source)
         let key = request.variantKey(choice: choice, sourceKey: sourceKey)
@@ -71,49 +86,82 @@ public final class ImagePipeline: Sendable {
         // 1. Memory: no I/O, one short lock.
         var stale: (variant: CachedVariant, tier: CacheTier)?
         if let hit = memory.value(for: key) {
-            statistics.record(tier: .memory, hit: true)
-            if usable(hit) { return outcome(hit, tier: .memory, conditions) }
+            record(.memory, hit: true)
+            if usable(hit) { return outcome(hit, tier: .memory, conditions, timings) }
             stale = (hit, .memory)
         } else {
-            statistics.record(tier: .memory, hit: false)
+            record(.memory, hit: false)
         }
 
         // 2. Disk: the index first (a matching ETag needs no file read), then the file.
-        if stale == nil, let entry = await disk.entry(for: key.hex) {
+        if stale == nil, let entry = await timings.measure("disk", { await disk.entry(for: key.hex) }) {
             let cached = CachedVariant(entry: entry, body: ByteBuffer())
             if usable(cached), let condition = conditions.ifNoneMatch, EntityTag.matches(condition, etag: entry.etag) {
-                statistics.record(tier: .disk, hit: true)
+                record(.disk, hit: true)
                 disk.noteAccess(entry.key)
+                timings.cacheTier = CacheTier.disk.rawValue
                 return Outcome(variant: cached, tier: .disk, notModified: true)
             }
-            if let bytes = await disk.contents(of: entry) {
-                statistics.record(tier: .disk, hit: true)
+            if let bytes = await timings.measure("disk_read", { await disk.contents(of: entry) }) {
+                record(.disk, hit: true)
                 let variant = CachedVariant(entry: entry, body: ByteBuffer(bytes: bytes))
                 if usable(variant) {
                     memory.insert(variant, for: key)
-                    return outcome(variant, tier: .disk, conditions)
+                    return outcome(variant, tier: .disk, conditions, timings)
                 }
                 stale = (variant, .disk)
             } else {
-                statistics.record(tier: .disk, hit: false)
+                record(.disk, hit: false)
             }
         } else if stale == nil {
-            statistics.record(tier: .disk, hit: false)
+            record(.disk, hit: false)
         }
 
-        // 3. The original: fresh on disk, revalidated (304), or downloaded.
-        let original = try await original(of: request.source, sourceKey: sourceKey, conditions: conditions, now: now)
-        if original.revalidated, var refreshed = stale?.variant {
+        // 3-4. Shared by identical requests: the original, then the transform.
+        let flightKey = key.hex + (conditions.onlyIfCached ? "|only-if-cached" : "")
+        let staleVariant = stale
+        let produced = try await variantFlights.run(key: flightKey, onJoin: { self.metrics.recordDedupJoin(.transform) }) {
+            try await self.produce(
+                request, choice: choice, negotiated: negotiated, sourceKey: sourceKey, key: key, stale: staleVariant,
+                conditions: conditions, now: now, timings: timings)
+        }
+        return outcome(produced.variant, tier: produced.tier, conditions, timings)
+    }
+
+    /// The original (fresh on disk, revalidated, or downloaded), then the transform on the bounded pool,
+    /// then the stores (disk in the background).
+    private func produce(
+        _ request: ImageRequest, choice: FormatChoice, negotiated: Bool, sourceKey: String, key: VariantKey,
+        stale: (variant: CachedVariant, tier: CacheTier)?, conditions: ClientConditions, now: Double, timings: RequestTimings
+    ) async throws -> Produced {
+        let original = try await originalFlights.run(key: sourceKey, onJoin: { self.metrics.recordDedupJoin(.fetch) }) {
+            try await self.original(of: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings)
+        }
+        if original.revalidated, let stale {
+            var refreshed = stale.variant
             refreshed.expiresAt = original.expiresAt
             memory.insert(refreshed, for: key)
             await disk.refresh(key: key.hex, expiresAt: original.expiresAt)
-            return outcome(refreshed, tier: stale!.tier, conditions)
+            return Produced(variant: refreshed, tier: stale.tier)
         }
 
-        // 4. Transform on the bounded pool, then store (disk in the background).
         let transformer = self.transformer
         let source = original.bytes
-        let encoded = try await pool.run { try transformer.transform(source, request: request, choice: choice) }
+        let metrics = self.metrics
+        let queuedAt = metrics.queuedJob(.transform)
+        let started = ContinuousClock.now
+        let result = try await pool.run { () throws -> (EncodedImage, Duration) in
+            metrics.startedJob(.transform, queuedAt: queuedAt)
+            defer { metrics.finishedJob(.transform) }
+            let begin = ContinuousClock.now
+            let encoded = try transformer.transform(source, request: request, choice: choice)
+            return (encoded, ContinuousClock.now - begin)
+        }
+        let (encoded, transformDuration) = result
+        timings.record("queue", ContinuousClock.now - started - transformDuration)
+        timings.record("transform", transformDuration)
+        metrics.recordTransform(format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
+
         let variant = CachedVariant(
             body: ByteBuffer(bytes: encoded.bytes), contentType: encoded.format.mediaType,
             etag: EntityTag.strong(for: encoded.bytes), expiresAt: original.expiresAt, storable: original.storable,
@@ -123,11 +171,17 @@ public final class ImagePipeline: Sendable {
             if original.needsStore { disk.storeInBackground(original.bytes, as: original.entry) }
             disk.storeInBackground(encoded.bytes, as: variant.diskEntry(key: key.hex, original: original.entry, now: now))
         }
-        return outcome(variant, tier: .miss, conditions)
+        return Produced(variant: variant, tier: .miss)
     }
 
-    private func outcome(_ variant: CachedVariant, tier: CacheTier, _ conditions: ClientConditions) -> Outcome {
+    private func outcome(_ variant: CachedVariant, tier: CacheTier, _ conditions: ClientConditions, _ timings: RequestTimings) -> Outcome {
+        timings.cacheTier = tier.rawValue
         let matched = conditions.ifNoneMatch.map { EntityTag.matches($0, etag: variant.etag) } ?? false
         return Outcome(variant: variant, tier: tier, notModified: matched)
+    }
+
+    private func record(_ tier: CacheTier, hit: Bool) {
+        statistics.record(tier: tier, hit: hit)
+        metrics.recordLookup(tier: tier.rawValue, hit: hit)
     }
 }

@@ -18,14 +18,30 @@ public final class ProxyRuntime: Service, Sendable {
     public let statistics: CacheStatistics
     public let sourceKeys: SourceKeyPolicy
     public let readiness: Readiness
+    public let metrics: ProxyMetrics
+    public let requestLog: RequestLog
+    /// When the runtime started (seconds since 1970), for the status page.
+    public let startedAt: Double
     let logger: Logger
+    /// Where the one-line-per-request access log goes.
+    let accessLogger: Logger
+    let collected = CollectedCounters()
 
     /// Creates the runtime, opens (and recovers) the disk cache and starts the pools.
+    /// - Parameters:
+    ///   - metrics: where metrics are recorded; a fresh registry by default.
+    ///   - accessLogger: the access log; `logger` relabelled `imageproxy.access` by default.
     /// - Throws: ``ConfigurationError`` when libvips cannot start or the cache folder is unusable.
-    public init(configuration: ProxyConfiguration, logger: Logger) throws {
+    public init(
+        configuration: ProxyConfiguration, logger: Logger, metrics: ProxyMetrics = ProxyMetrics(), accessLogger: Logger? = nil
+    ) throws {
         guard Vips.start() else { throw ConfigurationError("libvips failed to start") }
         self.configuration = configuration
         self.logger = logger
+        self.metrics = metrics
+        self.accessLogger = accessLogger ?? logger
+        self.requestLog = RequestLog()
+        self.startedAt = Date().timeIntervalSince1970
         do {
             diskCache = try DiskCache(
                 directory: configuration.cache.directory, capacityBytes: configuration.cache.diskBytes,
@@ -38,7 +54,7 @@ public final class ProxyRuntime: Service, Sendable {
         negativeCache = NegativeCache(negativeTTL: configuration.cache.negativeTTL, errorTTL: configuration.cache.errorTTL)
         statistics = CacheStatistics()
         sourceKeys = SourceKeyPolicy(ignoredParameters: configuration.cache.ignoredSourceParameters)
-        fetcher = OriginFetcher(settings: .init(configuration), logger: logger)
+        fetcher = OriginFetcher(settings: .init(configuration), logger: logger, metrics: metrics)
         transformPool = TransformPool(workers: configuration.image.workers)
         pipeline = ImagePipeline(
             memory: memoryCache, disk: diskCache, negative: negativeCache, statistics: statistics,
@@ -49,7 +65,7 @@ public final class ProxyRuntime: Service, Sendable {
             freshness: FreshnessPolicy(
                 defaultTTL: configuration.cache.defaultTTL, minTTL: configuration.cache.minTTL,
                 maxTTL: configuration.cache.maxTTL),
-            sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF)
+            sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF, metrics: metrics)
         fetcher.start()
         transformPool.start()
         readiness.markCachesOpen()

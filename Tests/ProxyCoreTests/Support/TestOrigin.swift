@@ -71,6 +71,10 @@ struct TestOrigin {
             response.headers[.cacheControl] = "no-store"
             return response
         }
+        router.get("/slowish.jpg") { _, _ in
+            try await Task.sleep(for: .milliseconds(400))
+            return image(Self.jpeg, type: "image/jpeg")
+        }
         router.get("/presigned.jpg") { _, _ in image(Self.jpeg, type: "image/jpeg") }
         router.get("/flaky.jpg") { _, _ in
             // Fails twice with 503, then serves the image.
@@ -132,11 +136,11 @@ func withOriginAndProxy<Value: Sendable>(
 /// Runs `body` with a live proxy built from `configuration` (the cache folder is kept, so a second
 /// call with the same configuration is a restart).
 func withProxy<Value: Sendable>(
-    _ configuration: ProxyConfiguration,
+    _ configuration: ProxyConfiguration, accessLogger: Logger? = nil,
     _ body: @Sendable (_ proxy: any TestClientProtocol, _ runtime: ProxyRuntime) async throws -> Value
 ) async throws -> Value {
     let logger = Logger(label: "test-proxy", factory: { _ in SwiftLogNoOpLogHandler() })
-    let runtime = try ProxyRuntime(configuration: configuration, logger: logger)
+    let runtime = try ProxyRuntime(configuration: configuration, logger: logger, accessLogger: accessLogger)
     let proxy = ProxyApplication.make(runtime: runtime, logger: logger)
     return try await proxy.test(.live) { client in try await body(client, runtime) }
 }

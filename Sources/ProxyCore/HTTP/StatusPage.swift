@@ -1,0 +1,114 @@
+import Foundation
+import Hummingbird
+
+/// `GET /` and `GET /status`: a small self-contained HTML page for the people on call: uptime, version,
+/// effective configuration (secrets masked), cache figures per tier, queues, request rate and latency
+/// percentiles over the last five minutes, the last errors, and a "try it" form. No external assets;
+/// it refreshes itself every 10 s (not while showing a "try it" result).
+struct StatusPage: Sendable {
+    let runtime: ProxyRuntime
+
+    /// The build version shown on the page.
+    static let version = "0.1.0"
+
+    func handle(_ request: Request, context: some RequestContext) async throws -> Response {
+        let tryURL = request.uri.queryParameters["url"].map(String.init)
+        let tryWidth = request.uri.queryParameters["w"].map(String.init) ?? "300"
+        let html = await render(tryURL: tryURL, tryWidth: tryWidth)
+        return Response(
+            status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    func render(tryURL: String?, tryWidth: String) async -> String {
+        await runtime.collectMetrics()
+        let now = Date().timeIntervalSince1970
+        let summary = runtime.requestLog.summary(window: 300, now: now)
+        let tiers = await runtime.cacheStatistics()
+        let queues = ProxyMetrics.Stage.allCases.map { stage in
+            let counts = runtime.metrics.stageCounts(stage)
+            return (stage.rawValue, counts.waiting, counts.running)
+        }
+        var page = """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>ImageProxy status</title>
+            \(tryURL == nil ? "<meta http-equiv=\"refresh\" content=\"10\">" : "")
+            <style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em}
+            td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}th{background:#f3f3f3}h1{font-size:20px}
+            h2{font-size:16px;margin-top:1.5em}.ok{color:#070}.bad{color:#b00}img{max-width:45%;border:1px solid #ccc;margin-right:1em}</style>
+            </head><body><h1>ImageProxy status</h1>
+            <p>version \(Self.version) · up \(Self.duration(now - runtime.startedAt)) · \(runtime.readiness.isReady ? "<span class=ok>ready</span>" : "<span class=bad>not ready</span>")</p>
+            <h2>Requests, last 5 minutes</h2>
+            <table><tr><th>requests</th><th>per second</th><th>p50</th><th>p95</th><th>p99</th><th>errors</th></tr>
+            <tr><td id="requests">\(summary.requests)</td><td>\(Self.number(summary.perSecond))</td><td>\(Self.milliseconds(summary.p50))</td>
+            <td>\(Self.milliseconds(summary.p95))</td><td>\(Self.milliseconds(summary.p99))</td><td>\(summary.errors)</td></tr></table>
+            <h2>Caches</h2><table><tr><th>tier</th><th>entries</th><th>bytes</th><th>capacity</th><th>hit ratio</th></tr>
+            """
+        for name in ["memory", "disk"] {
+            guard let tier = tiers[name] else { continue }
+            page += "<tr><td>\(name)</td><td id=\"\(name)-entries\">\(tier.entries)</td><td>\(tier.bytes)</td><td>\(tier.capacityBytes)</td><td>\(Self.number(tier.hitRatio * 100))%</td></tr>"
+        }
+        page += "</table><h2>Queues</h2><table><tr><th>stage</th><th>waiting</th><th>running</th></tr>"
+        for (stage, waiting, running) in queues {
+            page += "<tr><td>\(stage)</td><td>\(waiting)</td><td>\(running)</td></tr>"
+        }
+        page += "</table><h2>Last errors</h2><table><tr><th>time (UTC)</th><th>route</th><th>status</th><th>reason</th><th>request id</th></tr>"
+        for error in runtime.requestLog.lastErrors {
+            page += "<tr><td>\(Self.timestamp(error.time))</td><td>\(error.route)</td><td>\(error.status)</td><td>\(Self.escape(error.reason))</td><td>\(Self.escape(error.requestID))</td></tr>"
+        }
+        page += "</table><h2>Try it</h2><form method=get action=\"/status\">source URL <input name=url size=60 value=\"\(Self.escape(tryURL ?? ""))\"> width <input name=w size=5 value=\"\(Self.escape(tryWidth))\"> <button>show</button></form>"
+        if let tryURL {
+            let query = "url=\(Self.percentEncode(tryURL))&w=\(Self.percentEncode(tryWidth))"
+            page += "<p><img alt=source src=\"\(Self.escape(tryURL))\"><img alt=variant src=\"/img?\(Self.escape(query))\"></p>"
+        }
+        page += "<h2>Configuration</h2><table>"
+        for (key, value) in effectiveConfiguration() {
+            page += "<tr><td>\(key)</td><td>\(Self.escape(value))</td></tr>"
+        }
+        page += "</table></body></html>\n"
+        return page
+    }
+
+    /// Every setting as text, secrets masked.
+    func effectiveConfiguration() -> [(String, String)] {
+        let configuration = runtime.configuration
+        var rows: [(String, String)] = []
+        let mirror = Mirror(reflecting: configuration)
+        for child in mirror.children {
+            guard let label = child.label else { continue }
+            let nested = Mirror(reflecting: child.value)
+            if nested.children.isEmpty || nested.displayStyle != .struct || child.value is ListenAddress {
+                rows.append((label, "\(child.value)"))
+                continue
+            }
+            for field in nested.children {
+                guard let name = field.label else { continue }
+                let secret = name.lowercased().contains("token") || name.lowercased().contains("key")
+                let value = "\(field.value)"
+                rows.append(("\(label).\(name)", secret ? (value.isEmpty ? "(not set)" : "••••••") : value))
+            }
+        }
+        return rows
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    static func percentEncode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+    }
+
+    static func number(_ value: Double) -> String { String(format: "%.2f", value) }
+    static func milliseconds(_ seconds: Double) -> String { String(format: "%.1f ms", seconds * 1000) }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds)
+        return String(format: "%dd %02dh %02dm %02ds", total / 86_400, total / 3600 % 24, total / 60 % 60, total % 60)
+    }
+
+    static func timestamp(_ time: Double) -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: Date(timeIntervalSince1970: time))
+    }
+}

@@ -1,0 +1,233 @@
+import Prometheus
+import Synchronization
+
+/// Every metric the service exports, named in one place, created once, with label values from
+/// bounded sets (routes, status codes, tiers, stages, formats, reasons; never a URL).
+///
+/// Each runtime owns one ``PrometheusCollectorRegistry``; `GET /metrics` emits it. The executable
+/// also bootstraps swift-metrics with the same registry so libraries' metrics land there too.
+public final class ProxyMetrics: Sendable {
+    /// The registry `GET /metrics` emits.
+    public let registry: PrometheusCollectorRegistry
+
+    /// Pipeline stages with queues.
+    public enum Stage: String, Sendable, CaseIterable {
+        case fetch, transform
+    }
+
+    /// Jobs waiting and running per stage, for the status page.
+    private let stageCounts = Mutex<[Stage: (waiting: Int, running: Int)]>([:])
+
+    /// Jobs waiting and running in `stage` now.
+    public func stageCounts(_ stage: Stage) -> (waiting: Int, running: Int) {
+        stageCounts.withLock { $0[stage] ?? (0, 0) }
+    }
+
+    static let durationBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+        .seconds(2.5), .seconds(5), .seconds(10), .seconds(30),
+    ]
+    static let byteBuckets: [Double] = [1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576, 4_194_304, 16_777_216]
+
+    private let requestCounters = Mutex<[String: Counter]>([:])
+    private let requestDurations = Mutex<[String: DurationHistogram]>([:])
+    private let rejections = Mutex<[String: Counter]>([:])
+    private let originResults = Mutex<[String: Counter]>([:])
+    private let transformDurations = Mutex<[String: DurationHistogram]>([:])
+    private let cacheLookups: [String: Counter]
+    let cacheBytes: [String: Gauge]
+    let cacheEntries: [String: Gauge]
+    let cacheEvictions: [String: Counter]
+    let cacheWriteFailures: Counter
+    let originDuration: DurationHistogram
+    let originBytes: Counter
+    let queueDepth: [Stage: Gauge]
+    let queueWait: [Stage: DurationHistogram]
+    let inflight: [Stage: Gauge]
+    let dedupJoins: [Stage: Counter]
+    let outputBytes: ValueHistogram
+    let vipsMemory: Gauge
+    let vipsMemoryHighWater: Gauge
+    let residentMemory: Gauge
+    let cpuSeconds: Counter
+    let openFileDescriptors: Gauge
+    let startTime: Gauge
+
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(metricName: metric, unitName: unit, helpText: help)
+        }
+        var lookups: [String: Counter] = [:]
+        for tier in ["memory", "disk"] {
+            for result in ["hit", "miss"] {
+                lookups["\(tier)|\(result)"] = registry.makeCounter(
+                    descriptor: name("imageproxy_cache_lookups", "total", "Cache lookups by tier and result."),
+                    labels: [("tier", tier), ("result", result)])
+            }
+        }
+        cacheLookups = lookups
+        let tiers = ["memory", "disk"]
+        cacheBytes = Dictionary(uniqueKeysWithValues: tiers.map { tier in
+            (tier, registry.makeGauge(descriptor: name("imageproxy_cache", "bytes", "Bytes held by a cache tier."), labels: [("tier", tier)]))
+        })
+        cacheEntries = Dictionary(uniqueKeysWithValues: tiers.map { tier in
+            (tier, registry.makeGauge(descriptor: name("imageproxy_cache", "entries", "Entries held by a cache tier."), labels: [("tier", tier)]))
+        })
+        cacheEvictions = Dictionary(uniqueKeysWithValues: tiers.map { tier in
+            (tier, registry.makeCounter(
+                descriptor: name("imageproxy_cache_evictions", "total", "Entries evicted from a cache tier to keep its byte budget."),
+                labels: [("tier", tier)]))
+        })
+        cacheWriteFailures = registry.makeCounter(
+            descriptor: name("imageproxy_cache_write_failures", "total", "Disk cache writes that failed (disk full, read-only)."))
+        originDuration = registry.makeDurationHistogram(
+            descriptor: name("imageproxy_origin_duration", "seconds", "Time of origin downloads, retries included."),
+            labels: [], buckets: Self.durationBuckets)
+        originBytes = registry.makeCounter(descriptor: name("imageproxy_origin_bytes", "total", "Bytes downloaded from origins."))
+        queueDepth = Dictionary(uniqueKeysWithValues: Stage.allCases.map { stage in
+            (stage, registry.makeGauge(
+                descriptor: name("imageproxy_queue", "depth", "Jobs waiting for a slot in a stage."), labels: [("stage", stage.rawValue)]))
+        })
+        queueWait = Dictionary(uniqueKeysWithValues: Stage.allCases.map { stage in
+            (stage, registry.makeDurationHistogram(
+                descriptor: name("imageproxy_queue_wait", "seconds", "Time jobs waited for a slot in a stage."),
+                labels: [("stage", stage.rawValue)], buckets: Self.durationBuckets))
+        })
+        inflight = Dictionary(uniqueKeysWithValues: Stage.allCases.map { stage in
+            (stage, registry.makeGauge(
+                descriptor: name("imageproxy_inflight", "", "Jobs running in a stage now."), labels: [("stage", stage.rawValue)]))
+        })
+        dedupJoins = Dictionary(uniqueKeysWithValues: Stage.allCases.map { stage in
+            (stage, registry.makeCounter(
+                descriptor: name("imageproxy_dedup_joins", "total", "Requests that joined identical work already under way."),
+                labels: [("stage", stage.rawValue)]))
+        })
+        outputBytes = registry.makeValueHistogram(
+            descriptor: name("imageproxy_output", "bytes", "Size of encoded images produced."), labels: [], buckets: Self.byteBuckets)
+        vipsMemory = registry.makeGauge(descriptor: name("imageproxy_vips_memory", "bytes", "Memory libvips tracks as allocated now."))
+        vipsMemoryHighWater = registry.makeGauge(
+            descriptor: name("imageproxy_vips_memory_highwater", "bytes", "Most memory libvips has tracked at once since start."))
+        residentMemory = registry.makeGauge(descriptor: name("process_resident_memory", "bytes", "Resident memory size in bytes."))
+        cpuSeconds = registry.makeCounter(descriptor: name("process_cpu_seconds", "total", "Total user and system CPU time spent in seconds."))
+        openFileDescriptors = registry.makeGauge(descriptor: name("process_open", "fds", "Number of open file descriptors."))
+        startTime = registry.makeGauge(
+            descriptor: name("process_start_time", "seconds", "Start time of the process since unix epoch in seconds."))
+    }
+
+    /// One answered HTTP request.
+    public func recordRequest(route: String, status: Int, cache: String, duration: Duration) {
+        requestCounter(route: route, status: status).increment()
+        let key = route + "|" + cache
+        let histogram = requestDurations.withLock { histograms in
+            if let existing = histograms[key] { return existing }
+            let created = registry.makeDurationHistogram(
+                descriptor: MetricNameDescriptor(
+                    metricName: "imageproxy_http_request_duration", unitName: "seconds",
+                    helpText: "Time to answer HTTP requests, by route and the cache tier that answered (memory, disk, miss, none)."),
+                labels: [("route", route), ("cache", cache)], buckets: Self.durationBuckets)
+            histograms[key] = created
+            return created
+        }
+        histogram.record(duration)
+    }
+
+    private func requestCounter(route: String, status: Int) -> Counter {
+        let key = "\(route)|\(status)"
+        return requestCounters.withLock { counters in
+            if let existing = counters[key] { return existing }
+            let created = registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    metricName: "imageproxy_http_requests", unitName: "total", helpText: "HTTP requests answered, by route and status."),
+                labels: [("route", route), ("status", String(status))])
+            counters[key] = created
+            return created
+        }
+    }
+
+    /// A cache lookup in a tier (memory or disk).
+    public func recordLookup(tier: String, hit: Bool) {
+        cacheLookups["\(tier)|\(hit ? "hit" : "miss")"]?.increment()
+    }
+
+    /// A request refused or failed with a public error reason.
+    public func recordRejection(reason: String) {
+        let counter = rejections.withLock { counters in
+            if let existing = counters[reason] { return existing }
+            let created = registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    metricName: "imageproxy_rejected", unitName: "total", helpText: "Requests answered with an error, by reason."),
+                labels: [("reason", reason)])
+            counters[reason] = created
+            return created
+        }
+        counter.increment()
+    }
+
+    /// One origin download (result: ok, not_modified, or an error reason).
+    public func recordOrigin(result: String, duration: Duration, bytes: Int) {
+        let counter = originResults.withLock { counters in
+            if let existing = counters[result] { return existing }
+            let created = registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    metricName: "imageproxy_origin_requests", unitName: "total", helpText: "Origin downloads by result."),
+                labels: [("result", result)])
+            counters[result] = created
+            return created
+        }
+        counter.increment()
+        originDuration.record(duration)
+        if bytes > 0 { originBytes.increment(by: Int64(bytes)) }
+    }
+
+    /// One transform, by output format, with its encoded size.
+    public func recordTransform(format: String, duration: Duration, outputBytes size: Int) {
+        let histogram = transformDurations.withLock { histograms in
+            if let existing = histograms[format] { return existing }
+            let created = registry.makeDurationHistogram(
+                descriptor: MetricNameDescriptor(
+                    metricName: "imageproxy_transform_duration", unitName: "seconds",
+                    helpText: "Time to decode, resize, filter and encode, by output format."),
+                labels: [("format", format)], buckets: Self.durationBuckets)
+            histograms[format] = created
+            return created
+        }
+        histogram.record(duration)
+        outputBytes.record(Double(size))
+    }
+
+    /// A job entered a stage's queue; returns when it started (call ``startedJob(_:queuedAt:)``).
+    public func queuedJob(_ stage: Stage) -> ContinuousClock.Instant {
+        queueDepth[stage]?.increment()
+        stageCounts.withLock { $0[stage, default: (0, 0)].waiting += 1 }
+        return .now
+    }
+
+    /// A job left the queue and started running.
+    public func startedJob(_ stage: Stage, queuedAt: ContinuousClock.Instant) {
+        queueDepth[stage]?.decrement()
+        queueWait[stage]?.record(ContinuousClock.now - queuedAt)
+        inflight[stage]?.increment()
+        stageCounts.withLock { counts in
+            counts[stage, default: (0, 0)].waiting -= 1
+            counts[stage, default: (0, 0)].running += 1
+        }
+    }
+
+    /// A running job finished.
+    public func finishedJob(_ stage: Stage) {
+        inflight[stage]?.decrement()
+        stageCounts.withLock { $0[stage, default: (0, 0)].running -= 1 }
+    }
+
+    /// A request joined identical work under way.
+    public func recordDedupJoin(_ stage: Stage) {
+        dedupJoins[stage]?.increment()
+    }
+
+    /// The Prometheus text exposition of every metric.
+    public func exposition() -> String {
+        registry.emitToString()
+    }
+}
