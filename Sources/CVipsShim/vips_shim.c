@@ -1,4 +1,5 @@
 #include "vips_shim.h"
+#include <stdio.h>
 #include <string.h>
 
 int ipx_vips_start(const char *program_name, int concurrency, int operation_cache_max) {
@@ -28,19 +29,6 @@ int ipx_vips_header(const void *buffer, size_t length,
     *bands = vips_image_get_bands(image);
     g_object_unref(image);
     return 0;
-}
-
-int ipx_vips_thumbnail_buffer(const void *buffer, size_t length, VipsImage **out,
-                              int width, int height, int size, int crop, int fail_on_error) {
-    const char *options = fail_on_error ? "fail_on=error" : "";
-    if (crop >= 0) {
-        return vips_thumbnail_buffer((void *)buffer, length, out, width,
-                                     "height", height, "size", size, "crop", crop,
-                                     "option_string", options, NULL);
-    }
-    return vips_thumbnail_buffer((void *)buffer, length, out, width,
-                                 "height", height, "size", size,
-                                 "option_string", options, NULL);
 }
 
 int ipx_vips_to_srgb(VipsImage *in, VipsImage **out) {
@@ -142,4 +130,152 @@ char *ipx_vips_take_error(void) {
     char *message = g_strdup(vips_error_buffer());
     vips_error_clear();
     return message;
+}
+
+int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage **out,
+                                    int width, int height, int size, int crop, int pages) {
+    char options[64];
+    if (pages > 1) {
+        snprintf(options, sizeof(options), "fail_on=error,n=%d", pages);
+    } else {
+        snprintf(options, sizeof(options), "fail_on=error");
+    }
+    if (crop >= 0) {
+        return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height, "size", size,
+                                     "crop", crop, "option_string", options, NULL);
+    }
+    return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height, "size", size,
+                                 "option_string", options, NULL);
+}
+
+int ipx_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+int ipx_vips_embed_centre(VipsImage *in, VipsImage **out, int width, int height, const double *background, int bands) {
+    VipsArrayDouble *array = vips_array_double_new(background, bands);
+    int result = vips_gravity(in, out, VIPS_COMPASS_DIRECTION_CENTRE, width, height,
+                              "extend", VIPS_EXTEND_BACKGROUND, "background", array, NULL);
+    vips_area_unref(VIPS_AREA(array));
+    return result;
+}
+
+int ipx_vips_add_alpha(VipsImage *in, VipsImage **out) {
+    return vips_addalpha(in, out, NULL);
+}
+
+int ipx_vips_linear_uchar(VipsImage *in, VipsImage **out, const double *a, const double *b, int bands) {
+    VipsImage *linear = NULL;
+    if (vips_linear(in, &linear, (double *)a, (double *)b, bands, NULL)) {
+        return -1;
+    }
+    int result = vips_cast_uchar(linear, out, NULL);
+    g_object_unref(linear);
+    return result;
+}
+
+int ipx_vips_recomb3(VipsImage *in, VipsImage **out, const double *matrix) {
+    VipsImage *m = vips_image_new_matrix_from_array(3, 3, matrix, 9);
+    if (!m) {
+        return -1;
+    }
+    VipsImage *colour = NULL, *mixed = NULL, *cast = NULL, *alpha = NULL;
+    int result = -1;
+    int has_alpha = vips_image_hasalpha(in);
+    if (vips_extract_band(in, &colour, 0, "n", 3, NULL)) goto done;
+    if (vips_recomb(colour, &mixed, m, NULL)) goto done;
+    if (vips_cast_uchar(mixed, &cast, NULL)) goto done;
+    if (has_alpha) {
+        if (vips_extract_band(in, &alpha, 3, NULL)) goto done;
+        result = vips_bandjoin2(cast, alpha, out, NULL);
+    } else {
+        result = vips_copy(cast, out, "interpretation", VIPS_INTERPRETATION_sRGB, NULL);
+    }
+done:
+    if (colour) g_object_unref(colour);
+    if (mixed) g_object_unref(mixed);
+    if (cast) g_object_unref(cast);
+    if (alpha) g_object_unref(alpha);
+    g_object_unref(m);
+    return result;
+}
+
+int ipx_vips_rotate(VipsImage *in, VipsImage **out, int quarter_turns) {
+    VipsAngle angle = quarter_turns == 1 ? VIPS_ANGLE_D90 : quarter_turns == 2 ? VIPS_ANGLE_D180 : VIPS_ANGLE_D270;
+    return vips_rot(in, out, angle, NULL);
+}
+
+int ipx_vips_mirror(VipsImage *in, VipsImage **out, int horizontal) {
+    return vips_flip(in, out, horizontal ? VIPS_DIRECTION_HORIZONTAL : VIPS_DIRECTION_VERTICAL, NULL);
+}
+
+int ipx_vips_apply_mask(VipsImage *in, VipsImage **out, const unsigned char *mask) {
+    int width = vips_image_get_width(in), height = vips_image_get_height(in);
+    VipsImage *mask_image = vips_image_new_from_memory_copy(mask, (size_t)width * height, width, height, 1, VIPS_FORMAT_UCHAR);
+    if (!mask_image) {
+        return -1;
+    }
+    VipsImage *colour = NULL, *alpha = NULL, *product = NULL, *scaled = NULL, *cast = NULL;
+    int result = -1;
+    if (vips_image_hasalpha(in)) {
+        int bands = vips_image_get_bands(in);
+        if (vips_extract_band(in, &colour, 0, "n", bands - 1, NULL)) goto done;
+        if (vips_extract_band(in, &alpha, bands - 1, NULL)) goto done;
+        if (vips_multiply(alpha, mask_image, &product, NULL)) goto done;
+        if (vips_linear1(product, &scaled, 1.0 / 255.0, 0, NULL)) goto done;
+        if (vips_cast_uchar(scaled, &cast, NULL)) goto done;
+        result = vips_bandjoin2(colour, cast, out, NULL);
+    } else {
+        result = vips_bandjoin2(in, mask_image, out, NULL);
+    }
+done:
+    if (colour) g_object_unref(colour);
+    if (alpha) g_object_unref(alpha);
+    if (product) g_object_unref(product);
+    if (scaled) g_object_unref(scaled);
+    if (cast) g_object_unref(cast);
+    g_object_unref(mask_image);
+    return result;
+}
+
+int ipx_vips_find_trim(VipsImage *in, double threshold, int *left, int *top, int *width, int *height) {
+    return vips_find_trim(in, left, top, width, height, "threshold", threshold, NULL);
+}
+
+int ipx_vips_smartcrop(VipsImage *in, VipsImage **out, int width, int height) {
+    return vips_smartcrop(in, out, width, height, "interesting", VIPS_INTERESTING_ATTENTION, NULL);
+}
+
+int ipx_vips_without_metadata(VipsImage *in, VipsImage **out) {
+    if (vips_copy(in, out, NULL)) {
+        return -1;
+    }
+    const char *fields[] = {VIPS_META_EXIF_NAME, VIPS_META_XMP_NAME, VIPS_META_IPTC_NAME, VIPS_META_ICC_NAME,
+                            VIPS_META_PHOTOSHOP_NAME};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        vips_image_remove(*out, fields[i]);
+    }
+    return 0;
+}
+
+int ipx_vips_page_height(VipsImage *in) {
+    return vips_image_get_page_height(in);
+}
+
+void *ipx_vips_pixels(VipsImage *in, size_t *length) {
+    return vips_image_write_to_memory(in, length);
+}
+
+int ipx_vips_decode_all_pages(const void *buffer, size_t length, VipsImage **out) {
+    VipsImage *lazy = vips_image_new_from_buffer(buffer, length, "n=-1", NULL);
+    if (!lazy) {
+        return -1;
+    }
+    VipsImage *copy = vips_image_copy_memory(lazy);
+    g_object_unref(lazy);
+    if (!copy) {
+        return -1;
+    }
+    *out = copy;
+    return 0;
 }

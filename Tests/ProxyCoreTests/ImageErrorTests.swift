@@ -72,7 +72,7 @@ import Testing
                 ("url=\(url)&q=101", "q"),
                 ("url=\(url)&dpr=5", "dpr"),
                 ("url=\(url)&enlarge=2", "enlarge"),
-                ("url=\(url)&filter=sepia", "filter"),
+                ("url=\(url)&filter=vintage", "filter"),
                 ("url=\(url)&filter=blur", "filter"),
                 ("url=\(url)&filter=blur:abc", "filter"),
                 ("url=ftp://127.0.0.1/x.jpg", "url"),

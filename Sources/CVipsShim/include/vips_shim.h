@@ -14,12 +14,6 @@ int ipx_vips_start(const char *program_name, int concurrency, int operation_cach
 int ipx_vips_header(const void *buffer, size_t length,
                     int *width, int *height, int *pages, int *orientation, int *bands);
 
-/// Shrink-on-load thumbnail with EXIF auto-rotation.
-/// size: VipsSize (0 both, 1 up, 2 down, 3 force); crop: VipsInteresting, or -1 for no crop.
-/// fail_on_error: refuse damaged input instead of decoding what can be decoded.
-int ipx_vips_thumbnail_buffer(const void *buffer, size_t length, VipsImage **out,
-                              int width, int height, int size, int crop, int fail_on_error);
-
 /// Converts to sRGB (or leaves sRGB as is).
 int ipx_vips_to_srgb(VipsImage *in, VipsImage **out);
 /// Converts to one-band greyscale (alpha kept).
@@ -38,10 +32,44 @@ int ipx_vips_copy_memory(VipsImage *in, VipsImage **out);
 int ipx_vips_copy_with_orientation(VipsImage *in, VipsImage **out, int orientation);
 
 int ipx_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality, int interlace, int strip);
+/// Decodes all frames of an encoded buffer into memory (n=-1).
+int ipx_vips_decode_all_pages(const void *buffer, size_t length, VipsImage **out);
 int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression);
 int ipx_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality);
 int ipx_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int effort);
 int ipx_vips_gifsave(VipsImage *in, void **buffer, size_t *length);
+
+/// Shrink-on-load thumbnail with EXIF auto-rotation, refusing damaged input, loading `pages` frames
+/// of animated sources (1 = the first only).
+/// size: VipsSize (0 both, 1 up, 2 down, 3 force); crop: VipsInteresting, or -1 for no crop.
+int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage **out,
+                                    int width, int height, int size, int crop, int pages);
+/// Copies an area.
+int ipx_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
+/// Places `in` in the centre of a width x height canvas filled with `background` (one value per band).
+int ipx_vips_embed_centre(VipsImage *in, VipsImage **out, int width, int height, const double *background, int bands);
+/// Adds an opaque alpha band.
+int ipx_vips_add_alpha(VipsImage *in, VipsImage **out);
+/// out = in * a + b per band (a, b: one value per band), cast back to 8 bit (clipped).
+int ipx_vips_linear_uchar(VipsImage *in, VipsImage **out, const double *a, const double *b, int bands);
+/// 3x3 colour matrix on the first three bands (alpha kept), cast back to 8 bit.
+int ipx_vips_recomb3(VipsImage *in, VipsImage **out, const double *matrix);
+/// Rotates by a multiple of 90 degrees (1 = 90, 2 = 180, 3 = 270).
+int ipx_vips_rotate(VipsImage *in, VipsImage **out, int quarter_turns);
+/// Mirrors: horizontal (left-right) when non-zero, else vertical (top-bottom).
+int ipx_vips_mirror(VipsImage *in, VipsImage **out, int horizontal);
+/// Multiplies the alpha channel by a one-band 8-bit mask of the same size (adding alpha if absent).
+int ipx_vips_apply_mask(VipsImage *in, VipsImage **out, const unsigned char *mask);
+/// The bounding box of what differs from the background (the top-left pixel) by more than threshold.
+int ipx_vips_find_trim(VipsImage *in, double threshold, int *left, int *top, int *width, int *height);
+/// Smart crop (libvips' attention strategy) to width x height.
+int ipx_vips_smartcrop(VipsImage *in, VipsImage **out, int width, int height);
+/// A copy without EXIF, XMP, IPTC and ICC blobs (savers copy them even with strip in 8.14).
+int ipx_vips_without_metadata(VipsImage *in, VipsImage **out);
+/// Frame height of a multi-frame image (its full height when single).
+int ipx_vips_page_height(VipsImage *in);
+/// Interleaved 8-bit pixels; the caller frees them with g_free.
+void *ipx_vips_pixels(VipsImage *in, size_t *length);
 
 /// Decodes an encoded buffer fully into memory (used to inspect results).
 int ipx_vips_decode(const void *buffer, size_t length, VipsImage **out);

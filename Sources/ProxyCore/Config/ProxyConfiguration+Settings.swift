@@ -32,6 +32,7 @@ extension ProxyConfiguration {
         .text("fetch.userAgent", "a non-empty string", \.fetch.userAgent),
         .integer("image.maxDimension", 1...65_535, \.image.maxDimension),
         .integer("image.maxSourcePixels", 1...1_000_000_000, \.image.maxSourcePixels),
+        .integer("image.maxFrames", 1...10_000, \.image.maxFrames),
         .integer("image.workers", 0...256, \.image.workers),
         .boolean("image.autoAVIF", \.image.autoAVIF),
         .integer("image.jpegQuality", 1...100, \.image.jpegQuality),

@@ -95,6 +95,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var maxDimension = 4096
         /// Largest source in pixels (width x height x frames), checked from the header. Key `image.maxSourcePixels`, default 40 MP.
         public var maxSourcePixels = 40_000_000
+        /// Most frames kept from an animated source (the rest are dropped). Key `image.maxFrames`, default 100.
+        public var maxFrames = 100
         /// Transform threads; 0 means one per core. Key `image.workers`, default 0.
         public var workers = 0
         /// Whether `format=auto` may choose AVIF (about 3x the CPU of WebP). Key `image.autoAVIF`, default false.

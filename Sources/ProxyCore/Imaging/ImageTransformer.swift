@@ -1,26 +1,48 @@
-/// Turns source bytes into an encoded variant: sniff, header check, resize, sRGB, filters, encode.
+/// Turns source bytes into an encoded variant: sniff, header check, resize (and crop), sRGB, pad,
+/// filters, encode. Animated GIF/WebP sources stay animated (up to `maxFrames`) when the output is GIF
+/// or WebP and every step works frame by frame (contain/fill, colour-only filters).
 ///
 /// Synchronous and CPU-bound: call it on the transform pool (``TransformPool``), never on an event loop.
 public struct ImageTransformer: Sendable {
     /// Largest source accepted, in pixels (width x height x frames), checked before any decode.
     public var maxSourcePixels: Int
+    /// Most frames kept from an animated source.
+    public var maxFrames: Int
     /// Encoder defaults.
     public var encoding: EncodingSettings
 
-    public init(maxSourcePixels: Int, encoding: EncodingSettings) {
+    /// The longest side of a placeholder (`lqip=1`), its blur and quality.
+    static let placeholderSize = 32
+    static let placeholderBlur = 1.2
+    static let placeholderQuality = 40
+
+    public init(maxSourcePixels: Int, maxFrames: Int = 100, encoding: EncodingSettings) {
         self.maxSourcePixels = maxSourcePixels
+        self.maxFrames = maxFrames
         self.encoding = encoding
     }
 
     /// Produces the variant `request` asks for.
     /// - Throws: ``ImagingError`` (415 not an image, 422 undecodable or too many pixels).
-    public func transform(_ source: [UInt8], request: ImageRequest, choice: FormatChoice) throws(ImagingError) -> EncodedImage {
+    public func transform(_ source: [UInt8], request original: ImageRequest, choice: FormatChoice) throws(ImagingError) -> EncodedImage {
         guard SourceFormat(sniffing: source) != nil else { throw .unsupportedFormat }
         let header = try SourceHeader(reading: source)
         guard header.totalPixels <= maxSourcePixels else { throw .tooManyPixels(limit: maxSourcePixels) }
 
-        var image = try ResizeStep(request: request).apply(to: source, header: header)
+        var request = original
+        if request.placeholder {
+            request.width = Self.placeholderSize
+            request.height = Self.placeholderSize
+            request.fit = .contain
+            request.enlarge = false
+            request.filters = [.blur(sigma: Self.placeholderBlur)]
+        }
+        let frames = animatedFrames(header: header, request: request, choice: choice)
+        var image = try ResizeStep(request: request, frames: frames).apply(to: source, header: header)
         image = try ColourspaceStep().apply(to: image)
+        if request.fit == .pad, let width = request.width, let height = request.height {
+            image = try PadStep(width: width, height: height, background: request.background).apply(to: image)
+        }
         for filter in request.filters {
             image = try FilterStep(filter: filter).apply(to: image)
         }
@@ -28,6 +50,16 @@ public struct ImageTransformer: Sendable {
         case .fixed(let fixed): fixed
         case .jpegOrPNG: image.hasAlpha ? .png : .jpeg
         }
-        return try image.encoded(as: format, quality: request.quality, settings: encoding)
+        return try image.encoded(
+            as: format, quality: request.placeholder ? Self.placeholderQuality : request.quality, settings: encoding,
+            background: request.background, progressive: request.progressive)
+    }
+
+    /// Frames to load: all (up to `maxFrames`) when the animation can be kept, else 1.
+    func animatedFrames(header: SourceHeader, request: ImageRequest, choice: FormatChoice) -> Int {
+        guard header.frames > 1, choice == .fixed(.gif) || choice == .fixed(.webp), !request.placeholder,
+            request.fit == .contain || request.fit == .fill, request.filters.allSatisfy(\.isColourOnly)
+        else { return 1 }
+        return min(header.frames, maxFrames)
     }
 }

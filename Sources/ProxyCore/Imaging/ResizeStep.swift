@@ -1,45 +1,73 @@
 import CVipsShim
 
-/// Decodes and resizes in one libvips `thumbnail` call: shrink-on-load, EXIF auto-rotation,
-/// and the box arithmetic of `fit` (contain, cover with a centre crop, fill by stretching).
+/// Decodes and resizes in one libvips `thumbnail` call: shrink-on-load, EXIF auto-rotation, and the box
+/// arithmetic of `fit` (contain and pad: inside the box; cover: fills it, cropped around the gravity,
+/// focal point or the salient region; fill: stretched). Animated sources load `frames` frames.
 struct ResizeStep {
     var width: Int?
     var height: Int?
     var fit: FitMode
     var enlarge: Bool
+    var gravity: Gravity
+    var focalPoint: FocalPoint?
+    /// Frames to load (1 = the first only).
+    var frames: Int = 1
 
     /// libvips' "no limit" for one side of the box.
     private static let unbounded = 10_000_000
 
     private enum Size: Int32 { case both = 0, up = 1, down = 2, force = 3 }
-    private static let centreCrop: Int32 = 1
-    private static let noCrop: Int32 = -1
+    private enum Crop: Int32 { case none = -1, centre = 1, attention = 3 }
 
-    init(request: ImageRequest) {
+    init(request: ImageRequest, frames: Int = 1) {
         width = request.width
         height = request.height
         fit = request.fit
         enlarge = request.enlarge
+        gravity = request.gravity
+        focalPoint = request.focalPoint
+        self.frames = frames
+    }
+
+    /// How the cover crop happens: inside `thumbnail` (centre, smart) or afterwards around an anchor.
+    private enum CoverPlan {
+        case none
+        case thumbnail(Crop)
+        case anchored(x: Double, y: Double, focal: Bool)
+    }
+
+    private var coverPlan: CoverPlan {
+        guard fit == .cover, width != nil, height != nil else { return .none }
+        if let focalPoint { return .anchored(x: focalPoint.x, y: focalPoint.y, focal: true) }
+        guard let anchor = gravity.anchor else { return .thumbnail(.attention) }
+        if gravity == .centre { return .thumbnail(.centre) }
+        return .anchored(x: anchor.x, y: anchor.y, focal: false)
     }
 
     /// The libvips thumbnail arguments for a source of the given header.
     func thumbnailArguments(for header: SourceHeader) -> (width: Int, height: Int, size: Int32, crop: Int32) {
         let growth: Size = enlarge ? .both : .down
         guard let width, let height else {
-            return (width ?? Self.unbounded, height ?? Self.unbounded, growth.rawValue, Self.noCrop)
+            return (width ?? Self.unbounded, height ?? Self.unbounded, growth.rawValue, Crop.none.rawValue)
         }
-        switch fit {
-        case .contain:
-            return (width, height, growth.rawValue, Self.noCrop)
-        case .cover:
-            return (width, height, growth.rawValue, Self.centreCrop)
-        case .fill:
-            guard !enlarge else { return (width, height, Size.force.rawValue, Self.noCrop) }
-            let source = header.orientedSize
+        let source = header.orientedSize
+        switch (fit, coverPlan) {
+        case (.contain, _), (.pad, _):
+            return (width, height, growth.rawValue, Crop.none.rawValue)
+        case (.cover, .thumbnail(let crop)):
+            return (width, height, growth.rawValue, crop.rawValue)
+        case (.cover, _):
+            // Scale so the image covers the box; the anchored crop follows in `apply`.
+            var scale = max(Double(width) / Double(source.width), Double(height) / Double(source.height))
+            if !enlarge { scale = min(scale, 1) }
+            let coverWidth = max(1, Int((Double(source.width) * scale).rounded(.up)))
+            return (coverWidth, Self.unbounded, Size.both.rawValue, Crop.none.rawValue)
+        case (.fill, _):
+            guard !enlarge else { return (width, height, Size.force.rawValue, Crop.none.rawValue) }
             let factor = min(1, Double(source.width) / Double(width), Double(source.height) / Double(height))
             return (
                 max(1, Int((Double(width) * factor).rounded())), max(1, Int((Double(height) * factor).rounded())),
-                Size.force.rawValue, Self.noCrop
+                Size.force.rawValue, Crop.none.rawValue
             )
         }
     }
@@ -50,9 +78,9 @@ struct ResizeStep {
         let arguments = thumbnailArguments(for: header)
         var output: UnsafeMutablePointer<_VipsImage>?
         let status = bytes.withUnsafeBytes { raw in
-            ipx_vips_thumbnail_buffer(
+            ipx_vips_thumbnail_buffer_pages(
                 raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),
-                arguments.size, arguments.crop, 1)
+                arguments.size, arguments.crop, Int32(frames))
         }
         guard status == 0, let output else {
             _ = Vips.takeError()
@@ -60,6 +88,11 @@ struct ResizeStep {
         }
         // Materialise now: decode errors surface here as 422, not later in the encoder.
         let lazy = VipsImage(taking: output)
-        return try lazy.producing { ipx_vips_copy_memory($0, $1) }
+        let image = try lazy.producing { ipx_vips_copy_memory($0, $1) }
+        if case .anchored(let x, let y, let focal) = coverPlan, let width, let height {
+            return try CoverCropStep(width: width, height: height, anchorX: x, anchorY: y, centredOnAnchor: focal)
+                .apply(to: image)
+        }
+        return image
     }
 }

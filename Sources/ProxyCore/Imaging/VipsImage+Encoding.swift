@@ -1,23 +1,31 @@
 import CVipsShim
 
 extension VipsImage {
-    /// Encodes the image; metadata (EXIF, XMP, ICC) is stripped. JPEG output flattens alpha onto white.
+    /// Encodes the image. Metadata (EXIF, XMP, IPTC, ICC) is removed first (libvips 8.14's WebP saver
+    /// copies it even with `strip`); formats without alpha (JPEG) get it flattened onto `background`.
     /// - Parameters:
     ///   - quality: 1...100, nil for the format's default in `settings`.
+    ///   - progressive: interlaced JPEG.
     ///   - keepJPEGMetadata: keep EXIF in JPEG output (only to build test fixtures).
     /// - Throws: ``ImagingError/processingFailed``.
     public func encoded(
         as format: OutputFormat, quality: Int? = nil, settings: EncodingSettings = EncodingSettings(),
-        keepJPEGMetadata: Bool = false
+        background: RGBAColour = .white, progressive: Bool = false, keepJPEGMetadata: Bool = false
     ) throws(ImagingError) -> EncodedImage {
         var source = self
+        if !keepJPEGMetadata {
+            source = try source.producing { ipx_vips_without_metadata($0, $1) }
+        }
         if format == .jpeg && hasAlpha {
-            source = try producing { ipx_vips_flatten($0, $1, 255, 255, 255) }
+            let colour = (Double(background.red), Double(background.green), Double(background.blue))
+            source = try source.producing { ipx_vips_flatten($0, $1, colour.0, colour.1, colour.2) }
         }
         var buffer: UnsafeMutableRawPointer?
         var length = 0
+        let strip: Int32 = keepJPEGMetadata ? 0 : 1
         let status: Int32 = switch format {
-        case .jpeg: ipx_vips_jpegsave(source.pointer, &buffer, &length, Int32(quality ?? settings.jpegQuality), 0, keepJPEGMetadata ? 0 : 1)
+        case .jpeg:
+            ipx_vips_jpegsave(source.pointer, &buffer, &length, Int32(quality ?? settings.jpegQuality), progressive ? 1 : 0, strip)
         case .png: ipx_vips_pngsave(source.pointer, &buffer, &length, Int32(settings.pngCompression))
         case .webp: ipx_vips_webpsave(source.pointer, &buffer, &length, Int32(quality ?? settings.webpQuality))
         case .avif: ipx_vips_avifsave(source.pointer, &buffer, &length, Int32(quality ?? settings.avifQuality), Int32(settings.avifEffort))
@@ -29,6 +37,6 @@ extension VipsImage {
         }
         defer { g_free(buffer) }
         let bytes = Array(UnsafeRawBufferPointer(start: buffer, count: length))
-        return EncodedImage(bytes: bytes, format: format, width: width, height: height)
+        return EncodedImage(bytes: bytes, format: format, width: width, height: frameHeight)
     }
 }

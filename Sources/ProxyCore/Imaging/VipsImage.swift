@@ -20,6 +20,33 @@ public final class VipsImage {
     public var bands: Int { Int(vips_image_get_bands(pointer)) }
     /// Whether the last band is alpha.
     public var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+    /// Height of one frame (the whole height unless the image holds several frames).
+    public var frameHeight: Int { Int(ipx_vips_page_height(pointer)) }
+    /// Frames held (1 for still images).
+    public var frames: Int { max(1, height / max(1, frameHeight)) }
+
+    /// Interleaved 8-bit pixels (`width * height * bands` bytes for an 8-bit image).
+    public func pixels() throws(ImagingError) -> [UInt8] {
+        var length = 0
+        guard let memory = ipx_vips_pixels(pointer, &length) else {
+            _ = Vips.takeError()
+            throw .processingFailed
+        }
+        defer { g_free(memory) }
+        return Array(UnsafeRawBufferPointer(start: memory, count: length))
+    }
+
+    /// Decodes every frame of an encoded image into memory (frames stacked vertically).
+    public static func decodeAllFrames(_ bytes: [UInt8]) throws(ImagingError) -> VipsImage {
+        Vips.start()
+        var output: UnsafeMutablePointer<_VipsImage>?
+        let status = bytes.withUnsafeBytes { ipx_vips_decode_all_pages($0.baseAddress, $0.count, &output) }
+        guard status == 0, let output else {
+            _ = Vips.takeError()
+            throw .undecodable
+        }
+        return VipsImage(taking: output)
+    }
 
     /// Runs a libvips operation producing a new image.
     /// - Throws: ``ImagingError/processingFailed`` when libvips fails.

@@ -81,40 +81,11 @@ public final class ImagePipeline: Sendable {
         let (choice, negotiated) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF)
         let sourceKey = sourceKeys.key(for: request.source)
         let key = request.variantKey(choice: choice, sourceKey: sourceKey)
-        let usable = { (variant: CachedVariant) in variant.expiresAt > now || conditions.onlyIfCached }
-
-        // 1. Memory: no I/O, one short lock.
-        var stale: (variant: CachedVariant, tier: CacheTier)?
-        if let hit = memory.value(for: key) {
-            record(.memory, hit: true)
-            if usable(hit) { return outcome(hit, tier: .memory, conditions, timings) }
-            stale = (hit, .memory)
-        } else {
-            record(.memory, hit: false)
-        }
-
-        // 2. Disk: the index first (a matching ETag needs no file read), then the file.
-        if stale == nil, let entry = await timings.measure("disk", { await disk.entry(for: key.hex) }) {
-            let cached = CachedVariant(entry: entry, body: ByteBuffer())
-            if usable(cached), let condition = conditions.ifNoneMatch, EntityTag.matches(condition, etag: entry.etag) {
-                record(.disk, hit: true)
-                disk.noteAccess(entry.key)
-                timings.cacheTier = CacheTier.disk.rawValue
-                return Outcome(variant: cached, tier: .disk, notModified: true)
-            }
-            if let bytes = await timings.measure("disk_read", { await disk.contents(of: entry) }) {
-                record(.disk, hit: true)
-                let variant = CachedVariant(entry: entry, body: ByteBuffer(bytes: bytes))
-                if usable(variant) {
-                    memory.insert(variant, for: key)
-                    return outcome(variant, tier: .disk, conditions, timings)
-                }
-                stale = (variant, .disk)
-            } else {
-                record(.disk, hit: false)
-            }
-        } else if stale == nil {
-            record(.disk, hit: false)
+        let stale: (variant: CachedVariant, tier: CacheTier)?
+        switch await lookUp(key, conditions: conditions, now: now, timings: timings) {
+        case .found(let outcome): return outcome
+        case .stale(let variant, let tier): stale = (variant, tier)
+        case .missing: stale = nil
         }
 
         // 3-4. Shared by identical requests: the original, then the transform.
@@ -174,13 +145,53 @@ public final class ImagePipeline: Sendable {
         return Produced(variant: variant, tier: .miss)
     }
 
-    private func outcome(_ variant: CachedVariant, tier: CacheTier, _ conditions: ClientConditions, _ timings: RequestTimings) -> Outcome {
+    /// What the caches hold for a key.
+    enum Lookup {
+        /// Usable as is (fresh, or `only-if-cached`).
+        case found(Outcome)
+        /// Held but stale: worth revalidating the original.
+        case stale(CachedVariant, CacheTier)
+        case missing
+    }
+
+    /// Memory (no I/O, one short lock), then disk (the index first: a matching ETag needs no file read).
+    func lookUp(_ key: VariantKey, conditions: ClientConditions, now: Double, timings: RequestTimings) async -> Lookup {
+        let usable = { (variant: CachedVariant) in variant.expiresAt > now || conditions.onlyIfCached }
+        if let hit = memory.value(for: key) {
+            record(.memory, hit: true)
+            if usable(hit) { return .found(outcome(hit, tier: .memory, conditions, timings)) }
+            return .stale(hit, .memory)
+        }
+        record(.memory, hit: false)
+        guard let entry = await timings.measure("disk", { await disk.entry(for: key.hex) }) else {
+            record(.disk, hit: false)
+            return .missing
+        }
+        let cached = CachedVariant(entry: entry, body: ByteBuffer())
+        if usable(cached), let condition = conditions.ifNoneMatch, EntityTag.matches(condition, etag: entry.etag) {
+            record(.disk, hit: true)
+            disk.noteAccess(entry.key)
+            timings.cacheTier = CacheTier.disk.rawValue
+            return .found(Outcome(variant: cached, tier: .disk, notModified: true))
+        }
+        guard let bytes = await timings.measure("disk_read", { await disk.contents(of: entry) }) else {
+            record(.disk, hit: false)
+            return .missing
+        }
+        record(.disk, hit: true)
+        let variant = CachedVariant(entry: entry, body: ByteBuffer(bytes: bytes))
+        guard usable(variant) else { return .stale(variant, .disk) }
+        memory.insert(variant, for: key)
+        return .found(outcome(variant, tier: .disk, conditions, timings))
+    }
+
+    func outcome(_ variant: CachedVariant, tier: CacheTier, _ conditions: ClientConditions, _ timings: RequestTimings) -> Outcome {
         timings.cacheTier = tier.rawValue
         let matched = conditions.ifNoneMatch.map { EntityTag.matches($0, etag: variant.etag) } ?? false
         return Outcome(variant: variant, tier: tier, notModified: matched)
     }
 
-    private func record(_ tier: CacheTier, hit: Bool) {
+    func record(_ tier: CacheTier, hit: Bool) {
         statistics.record(tier: tier, hit: hit)
         metrics.recordLookup(tier: tier.rawValue, hit: hit)
     }

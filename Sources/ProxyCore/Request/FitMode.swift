@@ -6,4 +6,6 @@ public enum FitMode: String, Sendable, Hashable, CaseIterable {
     case cover
     /// Stretched to exactly w×h.
     case fill
+    /// Inside the box, then padded to exactly w×h with the background colour.
+    case pad
 }

@@ -6,6 +6,24 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
     case sharpen(sigma: Double)
     /// Greyscale, `grayscale`.
     case grayscale
+    /// Sepia tone, `sepia`.
+    case sepia
+    /// Brightness multiplier, `brightness:F` (0...4; 1 unchanged).
+    case brightness(Double)
+    /// Contrast around mid-grey, `contrast:F` (0...4; 1 unchanged).
+    case contrast(Double)
+    /// Clockwise rotation, `rotate:90|180|270`.
+    case rotate(degrees: Int)
+    /// Upside down, `flip`.
+    case flip
+    /// Left-right mirror, `flop`.
+    case flop
+    /// Rounded corners of the given radius in pixels, transparent outside, `round:RADIUS` (1...2048).
+    case round(radius: Int)
+    /// A circular mask (the largest circle that fits, centred), `circle`.
+    case circle
+    /// Removes a uniform border (the colour of the top-left pixel), `trim`.
+    case trim
 
     /// The canonical spelling, used in the variant key.
     public var description: String {
@@ -13,8 +31,27 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
         case .blur(let sigma): "blur:\(sigma)"
         case .sharpen(let sigma): "sharpen:\(sigma)"
         case .grayscale: "grayscale"
+        case .sepia: "sepia"
+        case .brightness(let factor): "brightness:\(factor)"
+        case .contrast(let factor): "contrast:\(factor)"
+        case .rotate(let degrees): "rotate:\(degrees)"
+        case .flip: "flip"
+        case .flop: "flop"
+        case .round(let radius): "round:\(radius)"
+        case .circle: "circle"
+        case .trim: "trim"
         }
     }
+
+    /// Whether the filter only changes colours (so it can run on every frame of an animation).
+    public var isColourOnly: Bool {
+        switch self {
+        case .blur, .sharpen, .grayscale, .sepia, .brightness, .contrast: true
+        case .rotate, .flip, .flop, .round, .circle, .trim: false
+        }
+    }
+
+    static let names = "blur, sharpen, grayscale, sepia, brightness, contrast, rotate, flip, flop, round, circle, trim"
 
     /// Parses one comma-separated step of the `filter` parameter.
     static func parse(_ step: Substring) throws(RequestError) -> ImageFilter {
@@ -33,16 +70,33 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
             }
             return value
         }
+        func none(_ filter: ImageFilter) throws(RequestError) -> ImageFilter {
+            guard argument == nil else { throw RequestError(parameter: "filter", problem: "\(name) takes no value") }
+            return filter
+        }
         switch name {
         case "blur": return .blur(sigma: try number(0.1...100))
         case "sharpen": return .sharpen(sigma: try number(0.1...10, default: 1))
-        case "grayscale", "greyscale":
-            guard argument == nil else {
-                throw RequestError(parameter: "filter", problem: "grayscale takes no value")
+        case "grayscale", "greyscale": return try none(.grayscale)
+        case "sepia": return try none(.sepia)
+        case "brightness": return .brightness(try number(0...4))
+        case "contrast": return .contrast(try number(0...4))
+        case "rotate":
+            guard let argument, let degrees = Int(argument), [90, 180, 270].contains(degrees) else {
+                throw RequestError(parameter: "filter", problem: "rotate takes 90, 180 or 270")
             }
-            return .grayscale
+            return .rotate(degrees: degrees)
+        case "flip": return try none(.flip)
+        case "flop": return try none(.flop)
+        case "round":
+            guard let argument, let radius = Int(argument), (1...2048).contains(radius) else {
+                throw RequestError(parameter: "filter", problem: "round takes a radius in pixels, 1...2048")
+            }
+            return .round(radius: radius)
+        case "circle": return try none(.circle)
+        case "trim": return try none(.trim)
         default:
-            throw RequestError(parameter: "filter", problem: "unknown filter '\(name)' (known: blur, sharpen, grayscale)")
+            throw RequestError(parameter: "filter", problem: "unknown filter '\(name)' (known: \(names))")
         }
     }
 }

@@ -16,6 +16,13 @@ extension ImageRequest {
         return (.jpegOrPNG, true)
     }
 
+    /// Where a cover crop is anchored; empty when nothing is cropped (gravity then changes nothing).
+    var cropAnchorDescription: String {
+        guard fit == .cover, width != nil, height != nil else { return "" }
+        if let focalPoint { return "fp:\(focalPoint)" }
+        return gravity.rawValue
+    }
+
     /// Media types of an `Accept` header, excluding those with `q=0`.
     static func acceptedMediaTypes(_ accept: String?) -> Set<String> {
         guard let accept else { return [] }
@@ -38,6 +45,8 @@ extension ImageRequest {
         var canonical = "v1|\(sourceKey ?? source.absoluteString)|w=\(width.map(String.init) ?? "")|h=\(height.map(String.init) ?? "")"
         canonical += "|fit=\(fit.rawValue)|enlarge=\(enlarge ? 1 : 0)|format=\(choice)|q=\(quality.map(String.init) ?? "")"
         canonical += "|filter=\(filters.map(\.description).joined(separator: ","))"
+        canonical += "|g=\(cropAnchorDescription)|bg=\(background)"
+        canonical += "|progressive=\(progressive ? 1 : 0)|lqip=\(placeholder ? 1 : 0)"
         return VariantKey(hashing: canonical)
     }
 }

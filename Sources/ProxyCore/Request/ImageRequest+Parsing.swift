@@ -10,7 +10,9 @@ extension ImageRequest {
     }
 
     /// The parameters `/img` accepts; anything else is a 400.
-    static let knownParameters: Set<String> = ["url", "w", "h", "fit", "format", "q", "dpr", "filter", "enlarge"]
+    static let knownParameters: Set<String> = [
+        "url", "w", "h", "fit", "format", "q", "dpr", "filter", "enlarge", "g", "fp", "bg", "progressive", "lqip",
+    ]
 
     /// Parses the decoded query parameters of `/img`.
     ///
@@ -44,7 +46,7 @@ extension ImageRequest {
 
         if let text = values["fit"] {
             guard let mode = FitMode(rawValue: text) else {
-                throw RequestError(parameter: "fit", problem: "must be one of contain, cover, fill")
+                throw RequestError(parameter: "fit", problem: "must be one of contain, cover, fill, pad")
             }
             fit = mode
         }
@@ -63,12 +65,29 @@ extension ImageRequest {
             }
             quality = value
         }
-        if let text = values["enlarge"] {
-            switch text {
-            case "1", "true": enlarge = true
-            case "0", "false": enlarge = false
-            default: throw RequestError(parameter: "enlarge", problem: "must be 0 or 1")
+        enlarge = try Self.flag(values["enlarge"], name: "enlarge")
+        progressive = try Self.flag(values["progressive"], name: "progressive")
+        placeholder = try Self.flag(values["lqip"], name: "lqip")
+        if let text = values["g"] {
+            guard let parsed = Gravity(parameter: text) else {
+                throw RequestError(
+                    parameter: "g", problem: "must be one of \(Gravity.allCases.map(\.rawValue).joined(separator: ", "))")
             }
+            gravity = parsed
+        }
+        if let text = values["fp"] {
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == 2, let x = Double(parts[0]), let y = Double(parts[1]), (0...1).contains(x), (0...1).contains(y)
+            else {
+                throw RequestError(parameter: "fp", problem: "must be x,y with both in 0...1, e.g. fp=0.3,0.6")
+            }
+            focalPoint = FocalPoint(x: x, y: y)
+        }
+        if let text = values["bg"] {
+            guard let colour = RGBAColour(hex: text) else {
+                throw RequestError(parameter: "bg", problem: "must be RRGGBB or RRGGBBAA in hex")
+            }
+            background = colour
         }
         if let text = values["filter"] {
             guard !text.isEmpty else { throw RequestError(parameter: "filter", problem: "is empty") }
@@ -77,6 +96,14 @@ extension ImageRequest {
             for step in steps {
                 filters.append(try ImageFilter.parse(step))
             }
+        }
+    }
+
+    private static func flag(_ text: String?, name: String) throws(RequestError) -> Bool {
+        switch text {
+        case nil, "0", "false": return false
+        case "1", "true": return true
+        default: throw RequestError(parameter: name, problem: "must be 0 or 1")
         }
     }
 

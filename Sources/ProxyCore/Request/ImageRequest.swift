@@ -16,6 +16,16 @@ public struct ImageRequest: Sendable, Hashable {
     public var quality: Int?
     /// Filters applied after resizing, in order.
     public var filters: [ImageFilter] = []
+    /// Where `fit=cover` crops around.
+    public var gravity: Gravity = .centre
+    /// A focal point overriding `gravity`.
+    public var focalPoint: FocalPoint?
+    /// Background for `fit=pad` and for flattening alpha into formats without it.
+    public var background: RGBAColour = .white
+    /// Progressive (interlaced) JPEG.
+    public var progressive = false
+    /// A tiny blurred placeholder (≤ 32 px) instead of the full image.
+    public var placeholder = false
 
     public init(source: SourceURL) {
         self.source = source

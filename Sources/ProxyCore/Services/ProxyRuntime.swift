@@ -60,7 +60,7 @@ public final class ProxyRuntime: Service, Sendable {
             memory: memoryCache, disk: diskCache, negative: negativeCache, statistics: statistics,
             fetcher: fetcher, pool: transformPool,
             transformer: ImageTransformer(
-                maxSourcePixels: configuration.image.maxSourcePixels,
+                maxSourcePixels: configuration.image.maxSourcePixels, maxFrames: configuration.image.maxFrames,
                 encoding: EncodingSettings(configuration.image)),
             freshness: FreshnessPolicy(
                 defaultTTL: configuration.cache.defaultTTL, minTTL: configuration.cache.minTTL,
