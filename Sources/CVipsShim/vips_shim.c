@@ -269,6 +269,11 @@ void *ipx_vips_pixels(VipsImage *in, size_t *length) {
 int ipx_vips_decode_all_pages(const void *buffer, size_t length, VipsImage **out) {
     VipsImage *lazy = vips_image_new_from_buffer(buffer, length, "n=-1", NULL);
     if (!lazy) {
+        /* Single-frame formats have no "n" option. */
+        vips_error_clear();
+        lazy = vips_image_new_from_buffer(buffer, length, "", NULL);
+    }
+    if (!lazy) {
         return -1;
     }
     VipsImage *copy = vips_image_copy_memory(lazy);
@@ -277,5 +282,22 @@ int ipx_vips_decode_all_pages(const void *buffer, size_t length, VipsImage **out
         return -1;
     }
     *out = copy;
+    return 0;
+}
+
+int ipx_vips_copy_as_animation(VipsImage *in, VipsImage **out, int page_height, int delay_ms) {
+    if (vips_copy(in, out, NULL)) {
+        return -1;
+    }
+    int frames = vips_image_get_height(in) / page_height;
+    vips_image_set_int(*out, VIPS_META_PAGE_HEIGHT, page_height);
+    vips_image_set_int(*out, VIPS_META_N_PAGES, frames);
+    int *delays = g_new(int, frames);
+    for (int i = 0; i < frames; i++) {
+        delays[i] = delay_ms;
+    }
+    vips_image_set_array_int(*out, "delay", delays, frames);
+    g_free(delays);
+    vips_image_set_int(*out, "loop", 0);
     return 0;
 }

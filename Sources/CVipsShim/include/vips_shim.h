@@ -28,6 +28,8 @@ int ipx_vips_flatten(VipsImage *in, VipsImage **out, double red, double green, d
 int ipx_vips_cast_uchar(VipsImage *in, VipsImage **out);
 /// Returns a new image sharing pixels with `in`, with all metadata fields removed except what pixels need.
 int ipx_vips_copy_memory(VipsImage *in, VipsImage **out);
+/// Returns a copy of `in` marked as frames of `page_height` rows each, `delay_ms` apart (test fixtures).
+int ipx_vips_copy_as_animation(VipsImage *in, VipsImage **out, int page_height, int delay_ms);
 /// Returns a copy of `in` with an EXIF orientation tag set (used to build test fixtures).
 int ipx_vips_copy_with_orientation(VipsImage *in, VipsImage **out, int orientation);
 

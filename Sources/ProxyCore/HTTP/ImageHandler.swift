@@ -12,10 +12,33 @@ struct ImageHandler: Sendable {
     func handle(_ request: Request, context: ProxyRequestContext) async throws -> Response {
         let query = request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) }
         let imageRequest = try ImageRequest(query: query, limits: limits)
-        let conditions = ImagePipeline.ClientConditions(
+        let conditions = Self.conditions(of: request)
+        let outcome = try await pipeline.variant(for: imageRequest, conditions: conditions, timings: context.timings)
+        return respond(with: outcome)
+    }
+
+    /// `GET /info?url=`: the source's size, format, alpha, frames, bytes, dominant colour and BlurHash.
+    func info(_ request: Request, context: ProxyRequestContext) async throws -> Response {
+        var url: String?
+        for (name, value) in request.uri.queryParameters {
+            guard name == "url" else { throw RequestError(parameter: String(name), problem: "unknown parameter") }
+            guard url == nil else { throw RequestError(parameter: "url", problem: "given more than once") }
+            url = String(value)
+        }
+        guard let url else { throw RequestError(parameter: "url", problem: "is required") }
+        let outcome = try await pipeline.info(
+            for: try SourceURL(parsing: url), conditions: Self.conditions(of: request), timings: context.timings)
+        return respond(with: outcome)
+    }
+
+    static func conditions(of request: Request) -> ImagePipeline.ClientConditions {
+        ImagePipeline.ClientConditions(
             accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
             onlyIfCached: request.headers[.cacheControl].map { $0.lowercased().contains("only-if-cached") } ?? false)
-        let outcome = try await pipeline.variant(for: imageRequest, conditions: conditions, timings: context.timings)
+    }
+
+    /// The response for a pipeline outcome: 200 with the body, or 304, with the caching headers.
+    func respond(with outcome: ImagePipeline.Outcome) -> Response {
         let variant = outcome.variant
 
         var headers = HTTPFields()

@@ -31,7 +31,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
         }
         let total = ContinuousClock.now - start
         response.headers[.xRequestID] = context.requestID
-        if route == "img" {
+        if route == "img" || route == "info" {
             response.headers[.serverTiming] = context.timings.serverTiming(total: total)
         }
         if !timingAllowOrigin.isEmpty { response.headers[.timingAllowOrigin] = timingAllowOrigin }
@@ -64,7 +64,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
         for stage in context.timings.stages {
             metadata["\(stage.name)_ms"] = "\(RequestTimings.milliseconds(stage.duration))"
         }
-        if route == "img" {
+        if route == "img" || route == "info" {
             if logSourceURLs, let url = request.uri.queryParameters["url"] {
                 metadata["source"] = "\(url)"
             } else if let host = context.timings.sourceHost {
@@ -79,6 +79,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
     static func route(of path: String) -> String {
         switch path {
         case "/img": "img"
+        case "/info": "info"
         case "/health": "health"
         case "/ready": "ready"
         case "/metrics": "metrics"

@@ -23,6 +23,7 @@ public enum ProxyApplication {
         let status = StatusPage(runtime: runtime)
         router.get("/img", use: images.handle)
         router.head("/img", use: images.handle)
+        router.get("/info", use: images.info)
         router.get("/health", use: health.health)
         router.get("/ready", use: health.ready)
         router.delete("/cache", use: admin.purge)

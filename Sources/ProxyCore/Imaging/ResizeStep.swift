@@ -19,6 +19,16 @@ struct ResizeStep {
     private enum Size: Int32 { case both = 0, up = 1, down = 2, force = 3 }
     private enum Crop: Int32 { case none = -1, centre = 1, attention = 3 }
 
+    /// A plain resize into a box (no crop anchors), one frame.
+    init(width: Int?, height: Int?, fit: FitMode) {
+        self.width = width
+        self.height = height
+        self.fit = fit
+        self.enlarge = false
+        self.gravity = .centre
+        self.focalPoint = nil
+    }
+
     init(request: ImageRequest, frames: Int = 1) {
         width = request.width
         height = request.height

@@ -95,6 +95,11 @@ public final class VipsImage {
         return Array(values.prefix(Int(count)))
     }
 
+    /// A copy marked as an animation of frames `frameHeight` rows tall (frames stacked vertically).
+    public func asAnimation(frameHeight: Int, delayMilliseconds: Int = 100) throws(ImagingError) -> VipsImage {
+        try producing { ipx_vips_copy_as_animation($0, $1, Int32(frameHeight), Int32(delayMilliseconds)) }
+    }
+
     /// A copy carrying an EXIF orientation tag (1...8), written by the JPEG encoder.
     public func withOrientation(_ orientation: Int) throws(ImagingError) -> VipsImage {
         try producing { ipx_vips_copy_with_orientation($0, $1, Int32(orientation)) }

@@ -137,12 +137,17 @@ public final class ImagePipeline: Sendable {
             body: ByteBuffer(bytes: encoded.bytes), contentType: encoded.format.mediaType,
             etag: EntityTag.strong(for: encoded.bytes), expiresAt: original.expiresAt, storable: original.storable,
             variesOnAccept: negotiated, sourceKey: sourceKey)
-        if original.storable {
-            memory.insert(variant, for: key)
-            if original.needsStore { disk.storeInBackground(original.bytes, as: original.entry) }
-            disk.storeInBackground(encoded.bytes, as: variant.diskEntry(key: key.hex, original: original.entry, now: now))
-        }
+        store(variant, bytes: encoded.bytes, key: key, original: original, now: now)
         return Produced(variant: variant, tier: .miss)
+    }
+
+    /// Keeps a new variant (memory now, disk in the background) and a freshly downloaded original,
+    /// unless the origin forbade storing.
+    func store(_ variant: CachedVariant, bytes: [UInt8], key: VariantKey, original: Original, now: Double) {
+        guard original.storable else { return }
+        memory.insert(variant, for: key)
+        if original.needsStore { disk.storeInBackground(original.bytes, as: original.entry) }
+        disk.storeInBackground(bytes, as: variant.diskEntry(key: key.hex, original: original.entry, now: now))
     }
 
     /// What the caches hold for a key.

@@ -20,6 +20,11 @@ struct TestOrigin {
     static let webp = try! TestImages.gradient(width: 640, height: 480).encoded(as: .webp).bytes
     static let rotatedJPEG = try! TestImages.rotatedJPEG()
     static let edgePNG = try! TestImages.edge(width: 200, height: 100).encoded(as: .png).bytes
+    static let busyPNG = try! TestImages.busyOnTheRight(width: 400, height: 200).encoded(as: .png).bytes
+    static let borderedPNG = try! TestImages.bordered(innerWidth: 100, innerHeight: 60, border: 20).encoded(as: .png).bytes
+    static let animatedGIF = try! TestImages.animation(width: 120, height: 80, frames: 6).encoded(as: .gif).bytes
+    static let solidPNG = try! TestImages.solid(width: 300, height: 150, red: 220, green: 40, blue: 40).encoded(as: .png).bytes
+    static let gradientPNG = try! TestImages.gradient(width: 800, height: 600).encoded(as: .png).bytes
 
     let hits = Hits()
 
@@ -39,6 +44,11 @@ struct TestOrigin {
         router.get("/photo.webp") { _, _ in image(Self.webp, type: "image/webp") }
         router.get("/rotated.jpg") { _, _ in image(Self.rotatedJPEG, type: "image/jpeg") }
         router.get("/edge.png") { _, _ in image(Self.edgePNG, type: "image/png") }
+        router.get("/busy.png") { _, _ in image(Self.busyPNG, type: "image/png") }
+        router.get("/bordered.png") { _, _ in image(Self.borderedPNG, type: "image/png") }
+        router.get("/animated.gif") { _, _ in image(Self.animatedGIF, type: "image/gif") }
+        router.get("/solid.png") { _, _ in image(Self.solidPNG, type: "image/png") }
+        router.get("/gradient.png") { _, _ in image(Self.gradientPNG, type: "image/png") }
         router.get("/mislabelled") { _, _ in image(Self.jpeg, type: "text/plain") }
         router.get("/text.txt") { _, _ in image(Array("hello, not an image\n".utf8), type: "image/jpeg") }
         router.get("/corrupt.jpg") { _, _ in image(Array(Self.jpeg.prefix(20)) + [UInt8](repeating: 0x41, count: 4000), type: "image/jpeg") }
