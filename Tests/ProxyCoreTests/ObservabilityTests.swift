@@ -6,6 +6,9 @@ import Logging
 import ProxyCore
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Metrics, Server-Timing, request ids, the access log and the status page, end to end.
 @Suite(.timeLimit(.minutes(2))) struct ObservabilityTests {
@@ -178,4 +181,46 @@ extension HTTPField.Name {
     static let serverTiming = HTTPField.Name("Server-Timing")!
     static let xRequestID = HTTPField.Name("X-Request-Id")!
     static let timingAllowOrigin = HTTPField.Name("Timing-Allow-Origin")!
+}
+
+/// `metrics.bind`: `/metrics` moves to its own listener.
+@Suite(.timeLimit(.minutes(1))) struct SeparateMetricsAddressTests {
+    @Test func metricsAreServedOnTheirOwnAddressOnly() async throws {
+        let port = try freeLoopbackPort()
+        var configuration = testConfiguration()
+        configuration.observability.metricsBind = "127.0.0.1:\(port)"
+        let finalConfiguration = configuration
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        try await withProxy(finalConfiguration) { proxy, _ in
+            let main = try await proxy.execute(uri: "/metrics", method: .get, headers: [:], body: nil)
+            #expect(main.status == .notFound)
+            var separate: (status: Int, body: Data)?
+            for _ in 0..<50 where separate == nil {
+                separate = try? await httpGet(port: port, path: "/metrics", timeout: 2)
+                if separate == nil { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            let scraped = try #require(separate)
+            #expect(scraped.status == 200)
+            let text = try PrometheusText(String(decoding: scraped.body, as: UTF8.self))
+            #expect(text.helped.contains("imageproxy_http_requests_total"))
+        }
+    }
+}
+
+/// A port on 127.0.0.1 that was free a moment ago.
+func freeLoopbackPort() throws -> Int {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+            bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+        }
+    }
+    guard bound else { throw ServiceProcessError.didNotStart("no free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
 }
