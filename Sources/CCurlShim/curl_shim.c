@@ -33,6 +33,10 @@ CURLcode ipx_curl_get_double(CURL *handle, CURLINFO info, double *value) {
     return curl_easy_getinfo(handle, info, value);
 }
 
+CURLcode ipx_curl_get_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 ipx_transfer *ipx_transfer_new(size_t max_body) {
     ipx_transfer *transfer = calloc(1, sizeof(ipx_transfer));
     if (transfer) {

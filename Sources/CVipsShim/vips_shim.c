@@ -7,6 +7,15 @@ int ipx_vips_start(const char *program_name, int concurrency, int operation_cach
         return -1;
     }
     vips_concurrency_set(concurrency);
+    /* Only the loaders the service supports may run: every other loader (TIFF, SVG, PDF, FITS,
+       matrix, ImageMagick, ...) is blocked, and so is anything libvips marks untrusted. */
+    vips_block_untrusted_set(TRUE);
+    vips_operation_block_set("VipsForeignLoad", TRUE);
+    const char *allowed[] = {"VipsForeignLoadJpegBuffer", "VipsForeignLoadPngBuffer", "VipsForeignLoadWebpBuffer",
+                             "VipsForeignLoadNsgifBuffer", "VipsForeignLoadHeifBuffer"};
+    for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+        vips_operation_block_set(allowed[i], FALSE);
+    }
     vips_cache_set_max(operation_cache_max);
     if (operation_cache_max == 0) {
         vips_cache_set_max_mem(0);

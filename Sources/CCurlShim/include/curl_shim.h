@@ -17,6 +17,7 @@ CURLcode ipx_curl_set_list(CURL *handle, CURLoption option, struct curl_slist *v
 
 CURLcode ipx_curl_get_long(CURL *handle, CURLINFO info, long *value);
 CURLcode ipx_curl_get_double(CURL *handle, CURLINFO info, double *value);
+CURLcode ipx_curl_get_string(CURL *handle, CURLINFO info, char **value);
 
 /// Decides whether a resolved peer address may be connected to: non-zero allows it.
 typedef int (*ipx_address_decider)(void *context, int family, const struct sockaddr *address);

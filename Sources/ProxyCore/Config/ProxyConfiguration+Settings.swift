@@ -6,6 +6,8 @@ extension ProxyConfiguration {
             configuration.bind = address
             return true
         },
+        .list("signingKey", \.security.signingKeys),
+        .list("security.allowedHosts", \.security.allowedHosts),
         .text("logLevel", "one of trace, debug, info, notice, warning, error, critical", \.logLevel,
               allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
         .text("cache.dir", "a folder path", \.cache.directory),

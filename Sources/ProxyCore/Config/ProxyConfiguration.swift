@@ -21,6 +21,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var shutdown = Shutdown()
     /// Logging and metrics settings.
     public var observability = Observability()
+    /// Signed URLs and source restrictions.
+    public var security = Security()
 
     /// Creates the embedded defaults.
     public init() {}
@@ -122,6 +124,18 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// `Timing-Allow-Origin` value sent with every response (lets pages read Server-Timing
         /// cross-origin); empty sends none. Key `http.timingAllowOrigin`, default `*`.
         public var timingAllowOrigin = "*"
+        public init() {}
+    }
+
+    /// Signed URLs and source restrictions.
+    public struct Security: Sendable, Equatable {
+        /// HMAC-SHA256 keys for signed URLs; when any is set, `/img` and `/info` need a valid `sig`.
+        /// The first signs (`ImageProxy sign`), all verify (rotation). Key `signingKey`
+        /// (`IMAGEPROXY_SIGNING_KEY`, comma-separated), default none.
+        public var signingKeys: [String] = []
+        /// Source host patterns allowed (`images.example.com`, `*.example.com`); empty allows any.
+        /// Key `security.allowedHosts`, default empty.
+        public var allowedHosts: [String] = []
         public init() {}
     }
 

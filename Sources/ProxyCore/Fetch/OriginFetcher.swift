@@ -22,6 +22,8 @@ public final class OriginFetcher: Sendable {
         public var retries: Int
         /// Delay before the first retry, doubled for each further one.
         public var retryBackoffMilliseconds: Int
+        /// Hosts sources (and their redirects) may come from.
+        public var allowlist: HostAllowlist
 
         /// Takes the fetch-related parts of the service configuration.
         public init(_ configuration: ProxyConfiguration) {
@@ -35,6 +37,7 @@ public final class OriginFetcher: Sendable {
             userAgent = configuration.fetch.userAgent
             retries = configuration.fetch.retries
             retryBackoffMilliseconds = configuration.fetch.retryBackoffMilliseconds
+            allowlist = HostAllowlist(patterns: configuration.security.allowedHosts)
         }
     }
 
@@ -62,6 +65,9 @@ public final class OriginFetcher: Sendable {
     /// Stops the transfer threads once running transfers finish.
     public func shutdown() async throws { try await threadPool.shutdownGracefully() }
 
+    /// Sent with every origin request, so that a source pointing back at an image proxy is recognised there.
+    public static let hopHeader = "X-ImageProxy-Hop"
+
     /// Downloads `source` completely; with `validators` the request is conditional and may answer 304
     /// (``FetchedSource/status`` tells). Origin 5xx, timeouts and failed connections are retried
     /// `retries` times with exponential backoff.
@@ -70,6 +76,7 @@ public final class OriginFetcher: Sendable {
         let settings = self.settings
         let policyBox = self.policyBox
         let metrics = self.metrics
+        guard settings.allowlist.allows(source.host) else { throw FetchError.refused("its host is not allowed") }
         let started = ContinuousClock.now
         var attempt = 0
         while true {

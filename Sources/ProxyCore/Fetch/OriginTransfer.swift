@@ -52,6 +52,13 @@ struct OriginTransfer {
             return .failure(.originFailure("TLS handshake with the origin failed"))
         default: return .failure(.originFailure("transfer failed"))
         }
+        if !settings.allowlist.allowsAll {
+            var effective: UnsafeMutablePointer<CChar>?
+            let finalURL = ipx_curl_get_string(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK
+                ? effective.map { String(cString: $0) } : nil
+            let finalHost = finalURL.flatMap { URLComponents(string: $0)?.host?.lowercased() } ?? ""
+            guard settings.allowlist.allows(finalHost) else { return .failure(.refused("redirected to a host that is not allowed")) }
+        }
         switch status {
         case 200...299: break
         case 304 where validators != nil: break
@@ -67,8 +74,8 @@ struct OriginTransfer {
 
     /// Conditional request headers from the stored copy's validators.
     private func requestHeaderLines() -> [String] {
-        guard let validators else { return [] }
-        var lines: [String] = []
+        var lines = ["\(OriginFetcher.hopHeader): 1"]
+        guard let validators else { return lines }
         if let etag = validators.etag { lines.append("If-None-Match: \(etag)") }
         if let lastModified = validators.lastModified { lines.append("If-Modified-Since: \(lastModified)") }
         return lines

@@ -8,10 +8,13 @@ struct ImageHandler: Sendable {
     let limits: ImageRequest.Limits
     /// `stale-while-revalidate` seconds, 0 for none.
     let staleWhileRevalidate: Int
+    /// Signature and loop checks.
+    let guards: SourceGuard
 
     func handle(_ request: Request, context: ProxyRequestContext) async throws -> Response {
-        let query = request.uri.queryParameters.map { (name: String($0.key), value: String($0.value)) }
-        let imageRequest = try ImageRequest(query: query, limits: limits)
+        try guards.check(request)
+        let imageRequest = try ImageRequest(query: guards.query(of: request), limits: limits)
+        try guards.checkNotSelf(imageRequest.source)
         let conditions = Self.conditions(of: request)
         let outcome = try await pipeline.variant(for: imageRequest, conditions: conditions, timings: context.timings)
         return respond(with: outcome)
@@ -19,15 +22,17 @@ struct ImageHandler: Sendable {
 
     /// `GET /info?url=`: the source's size, format, alpha, frames, bytes, dominant colour and BlurHash.
     func info(_ request: Request, context: ProxyRequestContext) async throws -> Response {
+        try guards.check(request)
         var url: String?
-        for (name, value) in request.uri.queryParameters {
-            guard name == "url" else { throw RequestError(parameter: String(name), problem: "unknown parameter") }
+        for (name, value) in guards.query(of: request) {
+            guard name == "url" else { throw RequestError(parameter: name, problem: "unknown parameter") }
             guard url == nil else { throw RequestError(parameter: "url", problem: "given more than once") }
-            url = String(value)
+            url = value
         }
         guard let url else { throw RequestError(parameter: "url", problem: "is required") }
-        let outcome = try await pipeline.info(
-            for: try SourceURL(parsing: url), conditions: Self.conditions(of: request), timings: context.timings)
+        let source = try SourceURL(parsing: url)
+        try guards.checkNotSelf(source)
+        let outcome = try await pipeline.info(for: source, conditions: Self.conditions(of: request), timings: context.timings)
         return respond(with: outcome)
     }
 

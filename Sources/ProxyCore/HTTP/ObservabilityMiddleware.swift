@@ -35,6 +35,8 @@ struct ObservabilityMiddleware: RouterMiddleware {
             response.headers[.serverTiming] = context.timings.serverTiming(total: total)
         }
         if !timingAllowOrigin.isEmpty { response.headers[.timingAllowOrigin] = timingAllowOrigin }
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.contentSecurityPolicy] = route == "status" ? Self.statusPagePolicy : "default-src 'none'"
 
         let status = response.status.code
         let tier = context.timings.cacheTier
@@ -75,6 +77,9 @@ struct ObservabilityMiddleware: RouterMiddleware {
         accessLogger.info("request", metadata: metadata)
     }
 
+    /// The status page's own styles, its images (the variant and the source being tried) and its form.
+    static let statusPagePolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' http: https:; form-action 'self'"
+
     /// The route label: a bounded set.
     static func route(of path: String) -> String {
         switch path {
@@ -104,6 +109,7 @@ extension HTTPField.Name {
     static let xRequestID = HTTPField.Name("X-Request-Id")!
     static let serverTiming = HTTPField.Name("Server-Timing")!
     static let timingAllowOrigin = HTTPField.Name("Timing-Allow-Origin")!
+    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
     /// Internal: the public error's reason, passed from the error middleware to the metrics; never sent.
     static let xErrorReason = HTTPField.Name("X-Imageproxy-Error-Reason")!
 }

@@ -17,7 +17,8 @@ public enum ProxyApplication {
         let images = ImageHandler(
             pipeline: runtime.pipeline,
             limits: .init(maxDimension: configuration.image.maxDimension),
-            staleWhileRevalidate: configuration.http.staleWhileRevalidate)
+            staleWhileRevalidate: configuration.http.staleWhileRevalidate,
+            guards: SourceGuard(signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime))
         let admin = CacheAdminHandler(runtime: runtime)
         let health = HealthHandler(pool: runtime.transformPool, readiness: runtime.readiness)
         let status = StatusPage(runtime: runtime)
@@ -52,6 +53,9 @@ public enum ProxyApplication {
             router: makeRouter(runtime: runtime),
             configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: "ImageProxy"),
             services: services,
+            onServerRunning: { channel in
+                runtime.listeningPort.store(channel.localAddress?.port ?? bind.port, ordering: .releasing)
+            },
             logger: logger)
     }
 

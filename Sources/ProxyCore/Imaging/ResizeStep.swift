@@ -98,7 +98,12 @@ struct ResizeStep {
         }
         // Materialise now: decode errors surface here as 422, not later in the encoder.
         let lazy = VipsImage(taking: output)
-        let image = try lazy.producing { ipx_vips_copy_memory($0, $1) }
+        let image: VipsImage
+        do {
+            image = try lazy.producing { ipx_vips_copy_memory($0, $1) }
+        } catch {
+            throw .undecodable
+        }
         if case .anchored(let x, let y, let focal) = coverPlan, let width, let height {
             return try CoverCropStep(width: width, height: height, anchorX: x, anchorY: y, centredOnAnchor: focal)
                 .apply(to: image)

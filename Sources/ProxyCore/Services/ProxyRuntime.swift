@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// The long-lived parts of one running service: thread pools, caches, the pipeline.
 ///
@@ -18,6 +19,8 @@ public final class ProxyRuntime: Service, Sendable {
     public let statistics: CacheStatistics
     public let sourceKeys: SourceKeyPolicy
     public let readiness: Readiness
+    /// The port the HTTP server actually listens on (known once it runs; `bind` may say 0).
+    public let listeningPort = Atomic<Int>(0)
     public let metrics: ProxyMetrics
     public let requestLog: RequestLog
     /// When the runtime started (seconds since 1970), for the status page.

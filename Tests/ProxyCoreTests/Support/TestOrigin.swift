@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -85,6 +86,16 @@ struct TestOrigin {
             try await Task.sleep(for: .milliseconds(400))
             return image(Self.jpeg, type: "image/jpeg")
         }
+        router.get("/hop-checked.jpg") { request, _ in
+            // Serves the image only to requests that carry the image proxy's hop marker.
+            request.headers[HTTPField.Name("X-ImageProxy-Hop")!] == "1"
+                ? image(Self.jpeg, type: "image/jpeg") : Response(status: .badRequest)
+        }
+        router.get("/bomb.png") { _, _ in image(HostileImages.hugeDeclaredPNG(width: 20_000, height: 20_000), type: "image/png") }
+        router.get("/truncated.png") { _, _ in image(Array(Self.gradientPNG.prefix(Self.gradientPNG.count / 2)), type: "image/png") }
+        router.get("/garbage.jpg") { _, _ in image((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }, type: "image/jpeg") }
+        router.get("/image.svg") { _, _ in image(HostileImages.svg, type: "image/svg+xml") }
+        router.get("/many-frames.gif") { _, _ in image(HostileImages.manyFramesGIF, type: "image/gif") }
         router.get("/presigned.jpg") { _, _ in image(Self.jpeg, type: "image/jpeg") }
         router.get("/flaky.jpg") { _, _ in
             // Fails twice with 503, then serves the image.

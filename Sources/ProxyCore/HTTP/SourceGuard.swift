@@ -1,0 +1,49 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Checks that come before any work on `/img` and `/info`: the URL signature (when keys are
+/// configured), and that the request is not a loop back into an image proxy.
+struct SourceGuard: Sendable {
+    let signer: URLSigner?
+    /// Where this service listens (its configured address and the port it actually got).
+    let runtime: ProxyRuntime
+
+    /// Signature and loop checks on the raw request.
+    /// - Throws: ``SignatureError`` or ``LoopError`` (403).
+    func check(_ request: Request) throws {
+        if request.headers[.imageProxyHop] != nil { throw LoopError() }
+        try signer?.verify(request.uri.description)
+    }
+
+    /// The decoded query, without `sig` when signatures are in use.
+    func query(of request: Request) -> [(name: String, value: String)] {
+        request.uri.queryParameters.compactMap { name, value in
+            signer != nil && name == "sig" ? nil : (name: String(name), value: String(value))
+        }
+    }
+
+    /// Refuses a source that is this service's own `/img` or `/info`.
+    func checkNotSelf(_ source: SourceURL) throws {
+        guard let components = URLComponents(string: source.absoluteString) else { return }
+        let port = components.port ?? (components.scheme == "https" ? 443 : 80)
+        let listen = runtime.configuration.bind
+        let listeningPort = runtime.listeningPort.load(ordering: .acquiring)
+        let localNames: Set<String> = ["localhost", "127.0.0.1", "::1", "0.0.0.0", listen.host.lowercased()]
+        let pointsHere = (port == listen.port || port == listeningPort)
+            && (localNames.contains(source.host) || listen.host == "0.0.0.0" || listen.host == "::")
+        if pointsHere && (components.path.hasPrefix("/img") || components.path.hasPrefix("/info")) { throw LoopError() }
+    }
+}
+
+/// A source that points back at an image proxy (this one, or one that fetched from us): 403.
+struct LoopError: PublicError {
+    var httpStatus: Int { 403 }
+    var publicMessage: String { "source refused: it points back at an image proxy" }
+    var reason: String { "source_refused" }
+}
+
+extension HTTPField.Name {
+    /// The marker an image proxy sends with its origin requests.
+    static let imageProxyHop = HTTPField.Name(OriginFetcher.hopHeader)!
+}
