@@ -7,6 +7,10 @@ extension ProxyConfiguration {
             return true
         },
         .list("signingKey", \.security.signingKeys),
+        .integer("server.headerTimeoutMs", 100...600_000, \.server.headerTimeoutMilliseconds),
+        .integer("server.idleTimeoutMs", 100...3_600_000, \.server.idleTimeoutMilliseconds),
+        .integer("server.maxConnections", 1...1_000_000, \.server.maxConnections),
+        .integer("server.maxHeaderBytes", 1_024...1_048_576, \.server.maxHeaderBytes),
         .list("security.allowedHosts", \.security.allowedHosts),
         .text("logLevel", "one of trace, debug, info, notice, warning, error, critical", \.logLevel,
               allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),

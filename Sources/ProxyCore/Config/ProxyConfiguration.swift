@@ -23,6 +23,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var observability = Observability()
     /// Signed URLs and source restrictions.
     public var security = Security()
+    /// Connection limits of the HTTP server.
+    public var server = Server()
 
     /// Creates the embedded defaults.
     public init() {}
@@ -124,6 +126,20 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// `Timing-Allow-Origin` value sent with every response (lets pages read Server-Timing
         /// cross-origin); empty sends none. Key `http.timingAllowOrigin`, default `*`.
         public var timingAllowOrigin = "*"
+        public init() {}
+    }
+
+    /// Connection limits of the HTTP server.
+    public struct Server: Sendable, Equatable {
+        /// Milliseconds a connection may take to send its request headers, from connecting or from the
+        /// end of the previous response (slowloris, idle keep-alive). Key `server.headerTimeoutMs`, default 10000.
+        public var headerTimeoutMilliseconds = 10_000
+        /// Milliseconds without any traffic before a connection is closed. Key `server.idleTimeoutMs`, default 60000.
+        public var idleTimeoutMilliseconds = 60_000
+        /// Open connections at most; beyond, new ones wait in the backlog. Key `server.maxConnections`, default 4096.
+        public var maxConnections = 4096
+        /// Largest request header block (request line included) in bytes. Key `server.maxHeaderBytes`, default 16384.
+        public var maxHeaderBytes = 16_384
         public init() {}
     }
 

@@ -1,5 +1,7 @@
 import Hummingbird
+import HummingbirdCore
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// Builds the HTTP application (Hummingbird on SwiftNIO) around a ``ProxyRuntime``.
@@ -49,9 +51,18 @@ public enum ProxyApplication {
         if let metricsBind = ListenAddress(parsing: runtime.configuration.observability.metricsBind) {
             services.append(makeMetricsServer(runtime: runtime, bind: metricsBind, logger: logger))
         }
+        let limits = runtime.configuration.server
+        let headerTimeout = TimeAmount.milliseconds(Int64(limits.headerTimeoutMilliseconds))
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [HeaderDeadlineHandler(deadline: headerTimeout)],
+            idleTimeout: .milliseconds(Int64(limits.idleTimeoutMilliseconds)),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes))
         return Application(
             router: makeRouter(runtime: runtime),
-            configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: "ImageProxy"),
+            server: .http1(configuration: http1),
+            configuration: .init(
+                address: .hostname(bind.host, port: bind.port), serverName: "ImageProxy",
+                availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: logger)),
             services: services,
             onServerRunning: { channel in
                 runtime.listeningPort.store(channel.localAddress?.port ?? bind.port, ordering: .releasing)
