@@ -40,6 +40,7 @@ import Glibc
                     Task { try await httpGet(port: port, path: "/img?url=\(base)/slowish.jpg&w=77") }
                 }
                 for request in storm { #expect(try await request.value.status == 200) }
+                await runtime.diskCache.waitForPendingWrites()
 
                 let after = try await scrape(proxy)
                 func delta(_ name: String, _ labels: [String: String] = [:]) -> Double {
