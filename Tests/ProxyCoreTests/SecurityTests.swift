@@ -70,6 +70,21 @@ import Testing
         }
     }
 
+    @Test func originCredentialsGoOnlyToTheirHost() async throws {
+        try await withOriginAndProxy(configure: { $0.security.originHeaders = ["127.0.0.1=Authorization: Bearer origin-secret"] }) {
+            proxy, origin, hits in
+            #expect(try await proxy.image([("url", "\(origin)/cred.jpg"), ("w", "20")]).status == .ok)
+            let redirected = try await proxy.image([("url", "\(origin)/cred-redirect"), ("w", "20")])
+            #expect(redirected.status == .ok, "the credentials were dropped when the redirect left 127.0.0.1")
+            #expect(hits.count("/no-cred.jpg") == 1)
+            let otherName = origin.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+            #expect(try await proxy.image([("url", "\(otherName)/cred.jpg"), ("w", "20")]).status == .badGateway)
+        }
+        #expect(OriginHeader(parsing: "*.example.com=Authorization: Basic eA==")?.hostPattern == "*.example.com")
+        #expect(OriginHeader(parsing: "no-equals-sign") == nil)
+        #expect(OriginHeader(parsing: "host=NoColon") == nil)
+    }
+
     @Test func loopbackSpellingsAreRefusedAtOnce() async throws {
         try await withOriginAndProxy(configure: { $0.allow = .init() }) { proxy, origin, hits in
             let port = String(origin.split(separator: ":").last!)

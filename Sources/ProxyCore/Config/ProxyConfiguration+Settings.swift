@@ -12,6 +12,13 @@ extension ProxyConfiguration {
         .integer("server.maxConnections", 1...1_000_000, \.server.maxConnections),
         .integer("server.maxHeaderBytes", 1_024...1_048_576, \.server.maxHeaderBytes),
         .list("security.allowedHosts", \.security.allowedHosts),
+        ConfigurationSetting(key: "security.originHeaders", expectation: "a list of pattern=Name: value", apply: { configuration, text in
+            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard items.allSatisfy({ OriginHeader(parsing: $0) != nil }) else { return false }
+            configuration.security.originHeaders = items
+            return true
+        }, isList: true),
+        .text("fetch.proxy", "a proxy URL or empty", \.fetch.proxy, allowEmpty: true),
         .text("logLevel", "one of trace, debug, info, notice, warning, error, critical", \.logLevel,
               allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
         .text("cache.dir", "a folder path", \.cache.directory),

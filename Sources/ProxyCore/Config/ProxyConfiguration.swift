@@ -88,6 +88,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var retries = 2
         /// Delay before the first retry in milliseconds, doubled each time. Key `fetch.retryBackoffMs`, default 200.
         public var retryBackoffMilliseconds = 200
+        /// Proxy for origin requests (`http://proxy:3128`); empty connects directly and ignores the
+        /// environment's proxy variables. Key `fetch.proxy`, default empty.
+        public var proxy = ""
         /// User-Agent sent to origins. Key `fetch.userAgent`.
         public var userAgent = "ImageProxy/0.1 (+https://github.com/imageproxy/imageproxy)"
         public init() {}
@@ -152,6 +155,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// Source host patterns allowed (`images.example.com`, `*.example.com`); empty allows any.
         /// Key `security.allowedHosts`, default empty.
         public var allowedHosts: [String] = []
+        /// Per-origin request headers, `pattern=Name: value` (credentials for private origins), sent only
+        /// to matching hosts, also after redirects. Key `security.originHeaders`, default empty.
+        public var originHeaders: [String] = []
         public init() {}
     }
 

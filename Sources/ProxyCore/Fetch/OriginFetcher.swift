@@ -24,6 +24,10 @@ public final class OriginFetcher: Sendable {
         public var retryBackoffMilliseconds: Int
         /// Hosts sources (and their redirects) may come from.
         public var allowlist: HostAllowlist
+        /// Extra request headers for matching hosts only (per-origin credentials).
+        public var originHeaders: [OriginHeader]
+        /// Proxy URL for origin requests; empty connects directly (environment proxies are ignored).
+        public var proxy: String
 
         /// Takes the fetch-related parts of the service configuration.
         public init(_ configuration: ProxyConfiguration) {
@@ -38,6 +42,8 @@ public final class OriginFetcher: Sendable {
             retries = configuration.fetch.retries
             retryBackoffMilliseconds = configuration.fetch.retryBackoffMilliseconds
             allowlist = HostAllowlist(patterns: configuration.security.allowedHosts)
+            originHeaders = configuration.security.originHeaders.compactMap(OriginHeader.init(parsing:))
+            proxy = configuration.fetch.proxy
         }
     }
 

@@ -82,7 +82,8 @@ struct StatusPage: Sendable {
             }
             for field in nested.children {
                 guard let name = field.label else { continue }
-                let secret = name.lowercased().contains("token") || name.lowercased().contains("key")
+                let lowered = name.lowercased()
+                let secret = lowered.contains("token") || lowered.contains("key") || lowered.contains("header")
                 let value = "\(field.value)"
                 rows.append(("\(label).\(name)", secret ? (value.isEmpty ? "(not set)" : "••••••") : value))
             }

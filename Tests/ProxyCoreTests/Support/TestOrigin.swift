@@ -91,6 +91,18 @@ struct TestOrigin {
             request.headers[HTTPField.Name("X-ImageProxy-Hop")!] == "1"
                 ? image(Self.jpeg, type: "image/jpeg") : Response(status: .badRequest)
         }
+        router.get("/cred.jpg") { request, _ in
+            request.headers[.authorization] == "Bearer origin-secret"
+                ? image(Self.jpeg, type: "image/jpeg") : Response(status: .unauthorized)
+        }
+        router.get("/cred-redirect") { request, _ in
+            // Leaves for another host name of the same server.
+            let host = (request.head.authority ?? "").replacingOccurrences(of: "127.0.0.1", with: "localhost")
+            return Response(status: .found, headers: [.location: "http://\(host)/no-cred.jpg"])
+        }
+        router.get("/no-cred.jpg") { request, _ in
+            request.headers[.authorization] == nil ? image(Self.jpeg, type: "image/jpeg") : Response(status: .badRequest)
+        }
         router.get("/bomb.png") { _, _ in image(HostileImages.hugeDeclaredPNG(width: 20_000, height: 20_000), type: "image/png") }
         router.get("/truncated.png") { _, _ in image(Array(Self.gradientPNG.prefix(Self.gradientPNG.count / 2)), type: "image/png") }
         router.get("/garbage.jpg") { _, _ in image((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }, type: "image/jpeg") }
