@@ -124,6 +124,19 @@ import Testing
         #expect(throws: ImagingError.self) { try SourceHeader(reading: HostileImages.svg) }
     }
 
+    @Test func slowTransformsAreStoppedByTheKillFlag() async throws {
+        try await withOriginAndProxy(configure: { $0.image.maxTransformMilliseconds = 50 }) { proxy, origin, _ in
+            // A 4000×3000 PNG encode takes far longer than 50 ms.
+            let started = ContinuousClock.now
+            let slow = try await proxy.image([("url", "\(origin)/photo.jpg"), ("w", "4000"), ("enlarge", "1"), ("format", "png")])
+            #expect(slow.status == .serviceUnavailable)
+            #expect(slow.text.contains("longer than 50 ms"))
+            #expect(ContinuousClock.now - started < .seconds(2), "stopped, not finished")
+            let quick = try await proxy.image([("url", "\(origin)/photo.jpg"), ("w", "40")])
+            #expect(quick.status == .ok)
+        }
+    }
+
     @Test func queryParserNeverCrashesOnRandomInput() throws {
         var generator = SystemRandomNumberGenerator()
         let names = ["url", "w", "h", "fit", "format", "q", "dpr", "filter", "enlarge", "g", "fp", "bg", "progressive", "lqip", "x", ""]

@@ -104,6 +104,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var maxSourcePixels = 40_000_000
         /// Most frames kept from an animated source (the rest are dropped). Key `image.maxFrames`, default 100.
         public var maxFrames = 100
+        /// Longest a transform may take in milliseconds, then it is stopped (503); 0 = no limit.
+        /// Key `image.maxTransformMs`, default 10000.
+        public var maxTransformMilliseconds = 10_000
         /// Transform threads; 0 means one per core. Key `image.workers`, default 0.
         public var workers = 0
         /// Whether `format=auto` may choose AVIF (about 3x the CPU of WebP). Key `image.autoAVIF`, default false.

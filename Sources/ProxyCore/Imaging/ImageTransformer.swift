@@ -8,6 +8,8 @@ public struct ImageTransformer: Sendable {
     public var maxSourcePixels: Int
     /// Most frames kept from an animated source.
     public var maxFrames: Int
+    /// Longest a transform may take in milliseconds (0: no limit); libvips' kill flag stops it.
+    public var maxTransformMilliseconds: Int
     /// Encoder defaults.
     public var encoding: EncodingSettings
 
@@ -16,15 +18,29 @@ public struct ImageTransformer: Sendable {
     static let placeholderBlur = 1.2
     static let placeholderQuality = 40
 
-    public init(maxSourcePixels: Int, maxFrames: Int = 100, encoding: EncodingSettings) {
+    public init(maxSourcePixels: Int, maxFrames: Int = 100, maxTransformMilliseconds: Int = 0, encoding: EncodingSettings) {
         self.maxSourcePixels = maxSourcePixels
         self.maxFrames = maxFrames
+        self.maxTransformMilliseconds = maxTransformMilliseconds
         self.encoding = encoding
     }
 
     /// Produces the variant `request` asks for.
     /// - Throws: ``ImagingError`` (415 not an image, 422 undecodable or too many pixels).
     public func transform(_ source: [UInt8], request original: ImageRequest, choice: FormatChoice) throws(ImagingError) -> EncodedImage {
+        let deadline = TransformDeadline(limitMilliseconds: maxTransformMilliseconds)
+        defer { deadline.finish() }
+        do {
+            return try transform(source, request: original, choice: choice, deadline: deadline)
+        } catch {
+            if deadline.hasExpired { throw .tooSlow(limitMilliseconds: maxTransformMilliseconds) }
+            throw error
+        }
+    }
+
+    private func transform(
+        _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, deadline: TransformDeadline
+    ) throws(ImagingError) -> EncodedImage {
         guard SourceFormat(sniffing: source) != nil else { throw .unsupportedFormat }
         let header = try SourceHeader(reading: source)
         guard header.totalPixels <= maxSourcePixels else { throw .tooManyPixels(limit: maxSourcePixels) }
@@ -38,7 +54,7 @@ public struct ImageTransformer: Sendable {
             request.filters = [.blur(sigma: Self.placeholderBlur)]
         }
         let frames = animatedFrames(header: header, request: request, choice: choice)
-        var image = try ResizeStep(request: request, frames: frames).apply(to: source, header: header)
+        var image = try ResizeStep(request: request, frames: frames).apply(to: source, header: header, deadline: deadline)
         image = try ColourspaceStep().apply(to: image)
         if request.fit == .pad, let width = request.width, let height = request.height {
             image = try PadStep(width: width, height: height, background: request.background).apply(to: image)
@@ -50,6 +66,7 @@ public struct ImageTransformer: Sendable {
         case .fixed(let fixed): fixed
         case .jpegOrPNG: image.hasAlpha ? .png : .jpeg
         }
+        deadline.watch(image)
         return try image.encoded(
             as: format, quality: request.placeholder ? Self.placeholderQuality : request.quality, settings: encoding,
             background: request.background, progressive: request.progressive)

@@ -8,12 +8,15 @@ public enum ImagingError: PublicError, Equatable {
     case tooManyPixels(limit: Int)
     /// libvips failed while resizing, filtering or encoding.
     case processingFailed
+    /// The transform took longer than its limit and was stopped.
+    case tooSlow(limitMilliseconds: Int)
 
     public var httpStatus: Int {
         switch self {
         case .unsupportedFormat: 415
         case .undecodable, .tooManyPixels: 422
         case .processingFailed: 500
+        case .tooSlow: 503
         }
     }
 
@@ -23,6 +26,7 @@ public enum ImagingError: PublicError, Equatable {
         case .undecodable: "source image cannot be decoded"
         case .tooManyPixels(let limit): "source image has more than \(limit) pixels"
         case .processingFailed: "image processing failed"
+        case .tooSlow(let limit): "image processing took longer than \(limit) ms and was stopped; retry later"
         }
     }
 
@@ -32,6 +36,7 @@ public enum ImagingError: PublicError, Equatable {
         case .undecodable: "undecodable"
         case .tooManyPixels: "too_many_pixels"
         case .processingFailed: "processing_failed"
+        case .tooSlow: "transform_timeout"
         }
     }
 }

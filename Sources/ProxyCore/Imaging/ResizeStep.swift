@@ -84,7 +84,7 @@ struct ResizeStep {
 
     /// Decodes `bytes` into a resized, upright image.
     /// - Throws: ``ImagingError/undecodable`` when the source cannot be decoded.
-    func apply(to bytes: [UInt8], header: SourceHeader) throws(ImagingError) -> VipsImage {
+    func apply(to bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline? = nil) throws(ImagingError) -> VipsImage {
         let arguments = thumbnailArguments(for: header)
         var output: UnsafeMutablePointer<_VipsImage>?
         let status = bytes.withUnsafeBytes { raw in
@@ -98,6 +98,7 @@ struct ResizeStep {
         }
         // Materialise now: decode errors surface here as 422, not later in the encoder.
         let lazy = VipsImage(taking: output)
+        deadline?.watch(lazy)
         let image: VipsImage
         do {
             image = try lazy.producing { ipx_vips_copy_memory($0, $1) }
