@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 enum { IPX_MAX_HEADER_BYTES = 64 * 1024 };
 
@@ -116,6 +118,35 @@ static curl_socket_t ipx_open_socket(void *context, curlsocktype purpose, struct
     return socket(address->family, address->socktype, address->protocol);
 }
 
+/* Runs before every request, on new and reused connections alike: the connected peer is judged again. */
+static int ipx_before_request(void *context, char *primary_ip, char *local_ip, int primary_port, int local_port) {
+    ipx_transfer *transfer = context;
+    (void)local_ip;
+    (void)local_port;
+    if (!transfer->decider || !primary_ip) {
+        return CURL_PREREQFUNC_OK;
+    }
+    struct sockaddr_in6 v6;
+    struct sockaddr_in v4;
+    memset(&v6, 0, sizeof(v6));
+    memset(&v4, 0, sizeof(v4));
+    int allowed = 0;
+    if (inet_pton(AF_INET, primary_ip, &v4.sin_addr) == 1) {
+        v4.sin_family = AF_INET;
+        v4.sin_port = htons((uint16_t)primary_port);
+        allowed = transfer->decider(transfer->decider_context, AF_INET, (const struct sockaddr *)&v4);
+    } else if (inet_pton(AF_INET6, primary_ip, &v6.sin6_addr) == 1) {
+        v6.sin6_family = AF_INET6;
+        v6.sin6_port = htons((uint16_t)primary_port);
+        allowed = transfer->decider(transfer->decider_context, AF_INET6, (const struct sockaddr *)&v6);
+    }
+    if (!allowed) {
+        transfer->address_refused = 1;
+        return CURL_PREREQFUNC_ABORT;
+    }
+    return CURL_PREREQFUNC_OK;
+}
+
 CURLcode ipx_transfer_attach(CURL *handle, ipx_transfer *transfer,
                              ipx_address_decider decider, void *decider_context) {
     transfer->decider = decider;
@@ -126,5 +157,7 @@ CURLcode ipx_transfer_attach(CURL *handle, ipx_transfer *transfer,
     if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_HEADERDATA, transfer);
     if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, ipx_open_socket);
     if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, transfer);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, ipx_before_request);
+    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_PREREQDATA, transfer);
     return code;
 }

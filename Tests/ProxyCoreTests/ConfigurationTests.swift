@@ -71,6 +71,9 @@ import Testing
         for (name, value, key) in [
             ("IMAGEPROXY_BIND", "localhost", "bind"), ("IMAGEPROXY_ALLOW_LOOPBACK_SOURCES", "maybe", "allow.loopbackSources"),
             ("IMAGEPROXY_IMAGE_MAX_DIMENSION", "0", "image.maxDimension"), ("IMAGEPROXY_LOG_LEVEL", "loud", "logLevel"),
+            ("IMAGEPROXY_ALLOW_ADDRESS_CLASSES", "everything", "allow.addressClasses"),
+            ("IMAGEPROXY_SECURITY_ORIGIN_HEADERS", "no-separator", "security.originHeaders"),
+            ("IMAGEPROXY_FETCH_RESOLVE", "host-only", "fetch.resolve"),
         ] {
             do {
                 _ = try await ProxyConfiguration.load(filePath: nil, environment: [name: value])

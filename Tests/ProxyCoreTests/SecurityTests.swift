@@ -85,6 +85,41 @@ import Testing
         #expect(OriginHeader(parsing: "host=NoColon") == nil)
     }
 
+    @Test func namesPinnedToRefusedAddressesAreRefused() async throws {
+        // CURLOPT_RESOLVE maps a made-up name to loopback: the policy judges the address, not the name.
+        try await withOriginAndProxy(configure: { configuration in
+            configuration.allow = .init()
+            configuration.fetch.resolve = ["pinned.test:1:127.0.0.1"]
+        }) { proxy, origin, hits in
+            let port = String(origin.split(separator: ":").last!)
+            try await withProxyPinning(port: port, loopback: false) { proxy in
+                let response = try await proxy.image([("url", "http://pinned.test:\(port)/photo.jpg"), ("w", "20")])
+                #expect(response.status == .forbidden)
+            }
+            try await withProxyPinning(port: port, loopback: true) { proxy in
+                let response = try await proxy.image([("url", "http://pinned.test:\(port)/photo.jpg"), ("w", "20")])
+                #expect(response.status == .ok, "the pinned name reaches the origin when loopback is allowed")
+            }
+            #expect(hits.count("/photo.jpg") == 1)
+            _ = proxy
+        }
+        let cgnat = try #require(IPAddress("100.64.0.1"))
+        #expect(!AddressPolicy().permits(cgnat))
+        #expect(AddressPolicy(extraClasses: [.sharedCGNAT]).permits(cgnat))
+    }
+
+    /// A proxy whose `fetch.resolve` pins `pinned.test` to 127.0.0.1 on `port`.
+    private func withProxyPinning(
+        port: String, loopback: Bool, _ body: @Sendable (any TestClientProtocol) async throws -> Void
+    ) async throws {
+        var configuration = testConfiguration()
+        configuration.allow.loopbackSources = loopback
+        configuration.fetch.resolve = ["pinned.test:\(port):127.0.0.1"]
+        let final = configuration
+        defer { try? FileManager.default.removeItem(atPath: final.cache.directory) }
+        try await withProxy(final) { proxy, _ in try await body(proxy) }
+    }
+
     @Test func loopbackSpellingsAreRefusedAtOnce() async throws {
         try await withOriginAndProxy(configure: { $0.allow = .init() }) { proxy, origin, hits in
             let port = String(origin.split(separator: ":").last!)

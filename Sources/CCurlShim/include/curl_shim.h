@@ -45,7 +45,8 @@ typedef struct ipx_transfer {
 ipx_transfer *ipx_transfer_new(size_t max_body);
 void ipx_transfer_free(ipx_transfer *transfer);
 
-/// Installs write, header and open-socket callbacks that fill `transfer`.
+/// Installs write, header, open-socket and pre-request callbacks that fill `transfer`; the decider
+/// judges every address before connecting and again before each request (reused connections too).
 CURLcode ipx_transfer_attach(CURL *handle, ipx_transfer *transfer,
                              ipx_address_decider decider, void *decider_context);
 

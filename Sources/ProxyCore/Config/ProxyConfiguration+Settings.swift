@@ -18,6 +18,12 @@ extension ProxyConfiguration {
             configuration.security.originHeaders = items
             return true
         }, isList: true),
+        ConfigurationSetting(key: "fetch.resolve", expectation: "a list of host:port:address", apply: { configuration, text in
+            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard items.allSatisfy({ $0.split(separator: ":", maxSplits: 2).count == 3 }) else { return false }
+            configuration.fetch.resolve = items
+            return true
+        }, isList: true),
         .text("fetch.proxy", "a proxy URL or empty", \.fetch.proxy, allowEmpty: true),
         .text("logLevel", "one of trace, debug, info, notice, warning, error, critical", \.logLevel,
               allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
@@ -35,6 +41,12 @@ extension ProxyConfiguration {
         .text("cache.adminToken", "a token (empty turns the admin routes off)", \.cache.adminToken, allowEmpty: true),
         .boolean("allow.loopbackSources", \.allow.loopbackSources),
         .boolean("allow.privateSources", \.allow.privateSources),
+        ConfigurationSetting(key: "allow.addressClasses", expectation: "a list of address classes (\(AddressPolicy.AddressClass.allCases.map(\.rawValue).joined(separator: ", ")))", apply: { configuration, text in
+            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard items.allSatisfy({ AddressPolicy.AddressClass(rawValue: $0) != nil }) else { return false }
+            configuration.allow.addressClasses = items
+            return true
+        }, isList: true),
         .integer("fetch.connectTimeoutMs", 1...600_000, \.fetch.connectTimeoutMilliseconds),
         .integer("fetch.timeoutMs", 1...3_600_000, \.fetch.timeoutMilliseconds),
         .integer("fetch.maxSourceBytes", 1...(1 << 34), \.fetch.maxSourceBytes),

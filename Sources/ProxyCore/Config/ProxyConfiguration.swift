@@ -69,6 +69,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var loopbackSources = false
         /// Allow private and link-local ranges. Key `allow.privateSources`, default false.
         public var privateSources = false
+        /// Further address classes allowed by name: loopback, privateNetwork, linkLocal, unspecified,
+        /// sharedCGNAT, multicast, reserved. Key `allow.addressClasses`, default none.
+        public var addressClasses: [String] = []
         public init() {}
     }
 
@@ -88,6 +91,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var retries = 2
         /// Delay before the first retry in milliseconds, doubled each time. Key `fetch.retryBackoffMs`, default 200.
         public var retryBackoffMilliseconds = 200
+        /// Fixed name resolutions `host:port:address` (libcurl's CURLOPT_RESOLVE), e.g. to pin an origin;
+        /// the address policy still judges the address. Key `fetch.resolve`, default none.
+        public var resolve: [String] = []
         /// Proxy for origin requests (`http://proxy:3128`); empty connects directly and ignores the
         /// environment's proxy variables. Key `fetch.proxy`, default empty.
         public var proxy = ""

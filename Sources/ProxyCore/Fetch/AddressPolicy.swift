@@ -1,27 +1,32 @@
 /// Decides, at connect time, whether a resolved address may be fetched from (the SSRF guard).
 ///
-/// Public unicast addresses are allowed. Loopback and private/link-local ranges are refused unless
-/// switched on; unspecified, multicast, reserved, CGNAT and documentation ranges are always refused.
+/// Public unicast addresses are allowed; every other class is refused unless switched on: loopback and
+/// private (with link-local) by their own settings, any class by name in `extraClasses`.
 /// IPv4 carried inside IPv6 (mapped, compatible) is judged as the IPv4 address it carries.
 public struct AddressPolicy: Sendable, Equatable {
     /// Allow 127.0.0.0/8 and ::1.
     public var allowLoopback: Bool
     /// Allow 10/8, 172.16/12, 192.168/16, fc00::/7 and link-local 169.254/16, fe80::/10.
     public var allowPrivate: Bool
+    /// Further classes allowed (`allow.addressClasses`).
+    public var extraClasses: Set<AddressClass>
 
-    public init(allowLoopback: Bool = false, allowPrivate: Bool = false) {
+    public init(allowLoopback: Bool = false, allowPrivate: Bool = false, extraClasses: Set<AddressClass> = []) {
         self.allowLoopback = allowLoopback
         self.allowPrivate = allowPrivate
+        self.extraClasses = extraClasses
     }
 
     /// The class of an address, as far as this policy cares.
-    public enum AddressClass: String, Sendable {
+    public enum AddressClass: String, Sendable, CaseIterable {
         case publicUnicast, loopback, privateNetwork, linkLocal, unspecified, sharedCGNAT, multicast, reserved
     }
 
     /// Whether a connection to `address` is allowed.
     public func permits(_ address: IPAddress) -> Bool {
-        switch Self.classify(address) {
+        let addressClass = Self.classify(address)
+        if extraClasses.contains(addressClass) { return true }
+        return switch addressClass {
         case .publicUnicast: true
         case .loopback: allowLoopback
         case .privateNetwork, .linkLocal: allowPrivate

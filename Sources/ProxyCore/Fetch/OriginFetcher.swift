@@ -28,11 +28,15 @@ public final class OriginFetcher: Sendable {
         public var originHeaders: [OriginHeader]
         /// Proxy URL for origin requests; empty connects directly (environment proxies are ignored).
         public var proxy: String
+        /// Fixed resolutions `host:port:address` (CURLOPT_RESOLVE).
+        public var resolve: [String]
 
         /// Takes the fetch-related parts of the service configuration.
         public init(_ configuration: ProxyConfiguration) {
             policy = AddressPolicy(
-                allowLoopback: configuration.allow.loopbackSources, allowPrivate: configuration.allow.privateSources)
+                allowLoopback: configuration.allow.loopbackSources, allowPrivate: configuration.allow.privateSources,
+                extraClasses: Set(configuration.allow.addressClasses.compactMap(AddressPolicy.AddressClass.init(rawValue:))))
+            resolve = configuration.fetch.resolve
             connectTimeoutMilliseconds = configuration.fetch.connectTimeoutMilliseconds
             timeoutMilliseconds = configuration.fetch.timeoutMilliseconds
             maxSourceBytes = configuration.fetch.maxSourceBytes

@@ -58,6 +58,10 @@ struct OriginTransfer {
         defer { curl_slist_free_all(headerList) }
         for line in requestHeaderLines(host: host) { headerList = curl_slist_append(headerList, line) }
         if code == CURLE_OK, let headerList { code = ipx_curl_set_list(handle, CURLOPT_HTTPHEADER, headerList) }
+        var resolveList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(resolveList) }
+        for entry in settings.resolve { resolveList = curl_slist_append(resolveList, entry) }
+        if code == CURLE_OK, let resolveList { code = ipx_curl_set_list(handle, CURLOPT_RESOLVE, resolveList) }
         guard code == CURLE_OK else { return .finished(.failure(.originFailure("cannot configure the transfer"))) }
 
         let outcome = withExtendedLifetime(policyBox) { curl_easy_perform(handle) }
@@ -65,7 +69,7 @@ struct OriginTransfer {
         var responseCode = 0
         if ipx_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &responseCode) == CURLE_OK { status = responseCode }
 
-        if transfer.pointee.address_refused != 0 && outcome == CURLE_COULDNT_CONNECT {
+        if transfer.pointee.address_refused != 0 && (outcome == CURLE_COULDNT_CONNECT || outcome == CURLE_ABORTED_BY_CALLBACK) {
             return .finished(.failure(.refused("its address is not allowed")))
         }
         if transfer.pointee.body_too_large != 0 || outcome == CURLE_FILESIZE_EXCEEDED {
