@@ -142,12 +142,15 @@ import Testing
                 ("/image.svg", .unsupportedMediaType),
                 ("/corrupt.jpg", .unprocessableContent),
             ]
+            let residentBefore = ProcessStatistics.current()?.residentMemoryBytes ?? 0
             for (path, status) in cases {
                 let started = ContinuousClock.now
                 let response = try await proxy.image([("url", origin + path), ("w", "50")])
                 #expect(response.status == status, "\(path): \(response.status) \(response.text)")
                 #expect(ContinuousClock.now - started < .seconds(1), "\(path) answered quickly")
             }
+            let growth = (ProcessStatistics.current()?.residentMemoryBytes ?? 0) - residentBefore
+            #expect(growth < 100_000_000, "refused from headers: RSS grew \(Int(growth) / 1_000_000) MB")
             let frames = try await proxy.image([("url", "\(origin)/many-frames.gif"), ("format", "gif")])
             #expect(frames.status == .ok)
             #expect(try VipsImage.decodeAllFrames(frames.bytes).frames == 25, "frames beyond image.maxFrames are dropped")
