@@ -7,6 +7,8 @@ extension ProxyConfiguration {
             return true
         },
         .list("signingKey", \.security.signingKeys),
+        .integer("queue.maxPending", 1...1_000_000, \.queue.maxPending),
+        .integer("queue.requestTimeoutMs", 100...600_000, \.queue.requestTimeoutMilliseconds),
         .integer("server.headerTimeoutMs", 100...600_000, \.server.headerTimeoutMilliseconds),
         .integer("server.idleTimeoutMs", 100...3_600_000, \.server.idleTimeoutMilliseconds),
         .integer("server.maxConnections", 1...1_000_000, \.server.maxConnections),

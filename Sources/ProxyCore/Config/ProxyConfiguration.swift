@@ -25,6 +25,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var security = Security()
     /// Connection limits of the HTTP server.
     public var server = Server()
+    /// Admission control of uncached work.
+    public var queue = Queue()
 
     /// Creates the embedded defaults.
     public init() {}
@@ -138,6 +140,17 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// `Timing-Allow-Origin` value sent with every response (lets pages read Server-Timing
         /// cross-origin); empty sends none. Key `http.timingAllowOrigin`, default `*`.
         public var timingAllowOrigin = "*"
+        public init() {}
+    }
+
+    /// Admission control: how much uncached work may wait, and how long a request may take.
+    public struct Queue: Sendable, Equatable {
+        /// Distinct uncached variants being produced at once (identical requests share one); beyond,
+        /// new ones get 503 with `Retry-After` at once. Key `queue.maxPending`, default 256.
+        public var maxPending = 256
+        /// Milliseconds a request may take in all (queue, download, transform), then 504.
+        /// Key `queue.requestTimeoutMs`, default 15000.
+        public var requestTimeoutMilliseconds = 15_000
         public init() {}
     }
 

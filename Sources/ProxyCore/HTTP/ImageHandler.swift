@@ -10,13 +10,19 @@ struct ImageHandler: Sendable {
     let staleWhileRevalidate: Int
     /// Signature and loop checks.
     let guards: SourceGuard
+    /// A request's whole time budget (`queue.requestTimeoutMs`).
+    let deadlineMilliseconds: Int
 
     func handle(_ request: Request, context: ProxyRequestContext) async throws -> Response {
         try guards.check(request)
         let imageRequest = try ImageRequest(query: guards.query(of: request), limits: limits)
         try guards.checkNotSelf(imageRequest.source)
         let conditions = Self.conditions(of: request)
-        let outcome = try await pipeline.variant(for: imageRequest, conditions: conditions, timings: context.timings)
+        let pipeline = self.pipeline
+        let timings = context.timings
+        let outcome = try await withDeadline(milliseconds: deadlineMilliseconds) {
+            try await pipeline.variant(for: imageRequest, conditions: conditions, timings: timings)
+        }
         return respond(with: outcome)
     }
 
@@ -32,7 +38,12 @@ struct ImageHandler: Sendable {
         guard let url else { throw RequestError(parameter: "url", problem: "is required") }
         let source = try SourceURL(parsing: url)
         try guards.checkNotSelf(source)
-        let outcome = try await pipeline.info(for: source, conditions: Self.conditions(of: request), timings: context.timings)
+        let pipeline = self.pipeline
+        let conditions = Self.conditions(of: request)
+        let timings = context.timings
+        let outcome = try await withDeadline(milliseconds: deadlineMilliseconds) {
+            try await pipeline.info(for: source, conditions: conditions, timings: timings)
+        }
         return respond(with: outcome)
     }
 

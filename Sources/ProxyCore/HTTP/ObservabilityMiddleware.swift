@@ -85,6 +85,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
         switch path {
         case "/img": "img"
         case "/info": "info"
+        case "/prefetch": "prefetch"
         case "/health": "health"
         case "/ready": "ready"
         case "/metrics": "metrics"

@@ -20,13 +20,16 @@ public enum ProxyApplication {
             pipeline: runtime.pipeline,
             limits: .init(maxDimension: configuration.image.maxDimension),
             staleWhileRevalidate: configuration.http.staleWhileRevalidate,
-            guards: SourceGuard(signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime))
+            guards: SourceGuard(signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime),
+            deadlineMilliseconds: configuration.queue.requestTimeoutMilliseconds)
         let admin = CacheAdminHandler(runtime: runtime)
+        let prefetch = PrefetchHandler(pipeline: runtime.pipeline, limits: images.limits, guards: images.guards)
         let health = HealthHandler(pool: runtime.transformPool, readiness: runtime.readiness)
         let status = StatusPage(runtime: runtime)
         router.get("/img", use: images.handle)
         router.head("/img", use: images.handle)
         router.get("/info", use: images.info)
+        router.post("/prefetch", use: prefetch.handle)
         router.get("/health", use: health.health)
         router.get("/ready", use: health.ready)
         router.delete("/cache", use: admin.purge)

@@ -13,6 +13,9 @@ public struct PublicErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             var response = Response.plainText(
                 error.publicMessage, status: HTTPResponse.Status(code: error.httpStatus), cacheControl: error.cacheControl)
             response.headers[.xErrorReason] = error.reason
+            if let retryAfter = (error as? PipelineError)?.retryAfterSeconds {
+                response.headers[.retryAfter] = String(retryAfter)
+            }
             return response
         } catch let error as any HTTPResponseError {
             throw error

@@ -18,6 +18,7 @@ extension ImagePipeline {
         case .missing: stale = nil
         }
         let flightKey = key.hex + (conditions.onlyIfCached ? "|only-if-cached" : "")
+        try admit(flightKey)
         let produced = try await variantFlights.run(key: flightKey, onJoin: { self.metrics.recordDedupJoin(.transform) }) {
             let original = try await self.originalFlights.run(key: sourceKey, onJoin: { self.metrics.recordDedupJoin(.fetch) }) {
                 try await self.original(of: source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings)

@@ -42,6 +42,8 @@ public final class ImagePipeline: Sendable {
     let sourceKeys: SourceKeyPolicy
     let allowAutoAVIF: Bool
     let metrics: ProxyMetrics
+    /// Distinct uncached variants that may be in production at once.
+    let maxPending: Int
     /// One transform per variant key at a time.
     let variantFlights = SingleFlight<Produced>()
     /// One download per source at a time.
@@ -56,9 +58,11 @@ public final class ImagePipeline: Sendable {
     public init(
         memory: MemoryCache, disk: DiskCache, negative: NegativeCache, statistics: CacheStatistics,
         fetcher: OriginFetcher, pool: TransformPool, transformer: ImageTransformer,
-        freshness: FreshnessPolicy, sourceKeys: SourceKeyPolicy, allowAutoAVIF: Bool, metrics: ProxyMetrics
+        freshness: FreshnessPolicy, sourceKeys: SourceKeyPolicy, allowAutoAVIF: Bool, metrics: ProxyMetrics,
+        maxPending: Int = 256
     ) {
         self.metrics = metrics
+        self.maxPending = maxPending
         self.memory = memory
         self.disk = disk
         self.negative = negative
@@ -90,6 +94,7 @@ public final class ImagePipeline: Sendable {
 
         // 3-4. Shared by identical requests: the original, then the transform.
         let flightKey = key.hex + (conditions.onlyIfCached ? "|only-if-cached" : "")
+        try admit(flightKey)
         let staleVariant = stale
         let produced = try await variantFlights.run(key: flightKey, onJoin: { self.metrics.recordDedupJoin(.transform) }) {
             try await self.produce(
@@ -148,6 +153,13 @@ public final class ImagePipeline: Sendable {
         memory.insert(variant, for: key)
         if original.needsStore { disk.storeInBackground(original.bytes, as: original.entry) }
         disk.storeInBackground(bytes, as: variant.diskEntry(key: key.hex, original: original.entry, now: now))
+    }
+
+    /// Sheds load: a request that would start new work while `maxPending` variants are already in
+    /// production is refused at once (joining work under way is always allowed).
+    func admit(_ flightKey: String) throws(PipelineError) {
+        guard variantFlights.count >= maxPending, !variantFlights.isRunning(flightKey) else { return }
+        throw .overloaded
     }
 
     /// What the caches hold for a key.

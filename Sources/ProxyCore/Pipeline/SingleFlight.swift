@@ -25,4 +25,7 @@ final class SingleFlight<Value: Sendable>: Sendable {
 
     /// Keys with work under way.
     var count: Int { running.withLock { $0.count } }
+
+    /// Whether work runs under `key` now.
+    func isRunning(_ key: String) -> Bool { running.withLock { $0[key] != nil } }
 }

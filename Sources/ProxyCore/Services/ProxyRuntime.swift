@@ -69,7 +69,8 @@ public final class ProxyRuntime: Service, Sendable {
             freshness: FreshnessPolicy(
                 defaultTTL: configuration.cache.defaultTTL, minTTL: configuration.cache.minTTL,
                 maxTTL: configuration.cache.maxTTL),
-            sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF, metrics: metrics)
+            sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF, metrics: metrics,
+            maxPending: configuration.queue.maxPending)
         fetcher.start()
         transformPool.start()
         readiness.markCachesOpen()

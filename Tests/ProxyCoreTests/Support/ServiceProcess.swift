@@ -120,12 +120,27 @@ func canConnect(port: Int) -> Bool {
 
 /// A plain HTTP GET over a new connection; returns status and body.
 func httpGet(port: Int, path: String, timeout: TimeInterval = 20) async throws -> (status: Int, body: Data) {
+    let (status, body, _) = try await httpRequest(port: port, path: path, timeout: timeout)
+    return (status, body)
+}
+
+/// An HTTP request over a new connection; returns status, body and response headers.
+func httpRequest(
+    port: Int, path: String, method: String = "GET", body: Data? = nil, timeout: TimeInterval = 20
+) async throws -> (status: Int, body: Data, headers: [String: String]) {
     var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
     request.timeoutInterval = timeout
+    request.httpMethod = method
+    request.httpBody = body
     let configuration = URLSessionConfiguration.ephemeral
     configuration.httpMaximumConnectionsPerHost = 16
     let session = URLSession(configuration: configuration)
     defer { session.finishTasksAndInvalidate() }
     let (data, response) = try await session.data(for: request)
-    return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    let http = response as? HTTPURLResponse
+    var headers: [String: String] = [:]
+    for (name, value) in http?.allHeaderFields ?? [:] {
+        headers[String(describing: name).lowercased()] = String(describing: value)
+    }
+    return (http?.statusCode ?? 0, data, headers)
 }

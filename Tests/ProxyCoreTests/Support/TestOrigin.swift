@@ -82,6 +82,12 @@ struct TestOrigin {
             response.headers[.cacheControl] = "no-store"
             return response
         }
+        router.get("/slow-ms/:delay") { _, context in
+            // Answers after the given number of milliseconds.
+            let delay = Int(context.parameters.get("delay") ?? "0") ?? 0
+            try await Task.sleep(for: .milliseconds(delay))
+            return image(Self.jpeg, type: "image/jpeg")
+        }
         router.get("/slowish.jpg") { _, _ in
             try await Task.sleep(for: .milliseconds(400))
             return image(Self.jpeg, type: "image/jpeg")
