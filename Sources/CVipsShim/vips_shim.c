@@ -108,8 +108,13 @@ int ipx_vips_gifsave(VipsImage *in, void **buffer, size_t *length) {
     return vips_gifsave_buffer(in, buffer, length, "strip", TRUE, NULL);
 }
 
-int ipx_vips_decode(const void *buffer, size_t length, VipsImage **out) {
-    VipsImage *lazy = vips_image_new_from_buffer(buffer, length, "", NULL);
+/* Decodes into memory with loader options; falls back to none when the loader has no such option. */
+static int ipx_vips_decode_with(const void *buffer, size_t length, const char *options, VipsImage **out) {
+    VipsImage *lazy = vips_image_new_from_buffer(buffer, length, options, NULL);
+    if (!lazy && options[0] != '\0') {
+        vips_error_clear();
+        lazy = vips_image_new_from_buffer(buffer, length, "", NULL);
+    }
     if (!lazy) {
         return -1;
     }
@@ -120,6 +125,10 @@ int ipx_vips_decode(const void *buffer, size_t length, VipsImage **out) {
     }
     *out = copy;
     return 0;
+}
+
+int ipx_vips_decode(const void *buffer, size_t length, VipsImage **out) {
+    return ipx_vips_decode_with(buffer, length, "", out);
 }
 
 int ipx_vips_getpoint(VipsImage *in, int x, int y, double *values, int max_bands, int *bands) {
@@ -276,22 +285,8 @@ void *ipx_vips_pixels(VipsImage *in, size_t *length) {
 }
 
 int ipx_vips_decode_all_pages(const void *buffer, size_t length, VipsImage **out) {
-    VipsImage *lazy = vips_image_new_from_buffer(buffer, length, "n=-1", NULL);
-    if (!lazy) {
-        /* Single-frame formats have no "n" option. */
-        vips_error_clear();
-        lazy = vips_image_new_from_buffer(buffer, length, "", NULL);
-    }
-    if (!lazy) {
-        return -1;
-    }
-    VipsImage *copy = vips_image_copy_memory(lazy);
-    g_object_unref(lazy);
-    if (!copy) {
-        return -1;
-    }
-    *out = copy;
-    return 0;
+    /* Single-frame formats have no "n" option. */
+    return ipx_vips_decode_with(buffer, length, "n=-1", out);
 }
 
 int ipx_vips_copy_as_animation(VipsImage *in, VipsImage **out, int page_height, int delay_ms) {

@@ -69,12 +69,16 @@ struct ConfigurationSetting: Sendable {
 }
 
 extension ConfigurationSetting {
-    /// A list of strings; given as text, items are separated by commas.
-    static func list(_ key: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, [String]> & Sendable) -> ConfigurationSetting {
-        var setting = ConfigurationSetting(key: key, expectation: "a list of strings (comma-separated in the environment)") {
-            configuration, text in
-            configuration[keyPath: keyPath] = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty }
+    /// A list of strings; given as text, items are separated by commas. Each item must pass `isValid`.
+    static func list(
+        _ key: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, [String]> & Sendable,
+        expectation: String = "a list of strings (comma-separated in the environment)",
+        isValid: @escaping @Sendable (String) -> Bool = { _ in true }
+    ) -> ConfigurationSetting {
+        var setting = ConfigurationSetting(key: key, expectation: expectation) { configuration, text in
+            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard items.allSatisfy(isValid) else { return false }
+            configuration[keyPath: keyPath] = items
             return true
         }
         setting.isList = true

@@ -14,18 +14,12 @@ extension ProxyConfiguration {
         .integer("server.maxConnections", 1...1_000_000, \.server.maxConnections),
         .integer("server.maxHeaderBytes", 1_024...1_048_576, \.server.maxHeaderBytes),
         .list("security.allowedHosts", \.security.allowedHosts),
-        ConfigurationSetting(key: "security.originHeaders", expectation: "a list of pattern=Name: value", apply: { configuration, text in
-            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            guard items.allSatisfy({ OriginHeader(parsing: $0) != nil }) else { return false }
-            configuration.security.originHeaders = items
-            return true
-        }, isList: true),
-        ConfigurationSetting(key: "fetch.resolve", expectation: "a list of host:port:address", apply: { configuration, text in
-            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            guard items.allSatisfy({ $0.split(separator: ":", maxSplits: 2).count == 3 }) else { return false }
-            configuration.fetch.resolve = items
-            return true
-        }, isList: true),
+        .list(
+            "security.originHeaders", \.security.originHeaders, expectation: "a list of pattern=Name: value",
+            isValid: { OriginHeader(parsing: $0) != nil }),
+        .list(
+            "fetch.resolve", \.fetch.resolve, expectation: "a list of host:port:address",
+            isValid: { $0.split(separator: ":", maxSplits: 2).count == 3 }),
         .text("fetch.proxy", "a proxy URL or empty", \.fetch.proxy, allowEmpty: true),
         .text("logLevel", "one of trace, debug, info, notice, warning, error, critical", \.logLevel,
               allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
@@ -43,12 +37,10 @@ extension ProxyConfiguration {
         .text("cache.adminToken", "a token (empty turns the admin routes off)", \.cache.adminToken, allowEmpty: true),
         .boolean("allow.loopbackSources", \.allow.loopbackSources),
         .boolean("allow.privateSources", \.allow.privateSources),
-        ConfigurationSetting(key: "allow.addressClasses", expectation: "a list of address classes (\(AddressPolicy.AddressClass.allCases.map(\.rawValue).joined(separator: ", ")))", apply: { configuration, text in
-            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            guard items.allSatisfy({ AddressPolicy.AddressClass(rawValue: $0) != nil }) else { return false }
-            configuration.allow.addressClasses = items
-            return true
-        }, isList: true),
+        .list(
+            "allow.addressClasses", \.allow.addressClasses,
+            expectation: "a list of address classes (\(AddressPolicy.AddressClass.allCases.map(\.rawValue).joined(separator: ", ")))",
+            isValid: { AddressPolicy.AddressClass(rawValue: $0) != nil }),
         .integer("fetch.connectTimeoutMs", 1...600_000, \.fetch.connectTimeoutMilliseconds),
         .integer("fetch.timeoutMs", 1...3_600_000, \.fetch.timeoutMilliseconds),
         .integer("fetch.maxSourceBytes", 1...(1 << 34), \.fetch.maxSourceBytes),

@@ -38,14 +38,7 @@ public final class VipsImage {
 
     /// Decodes every frame of an encoded image into memory (frames stacked vertically).
     public static func decodeAllFrames(_ bytes: [UInt8]) throws(ImagingError) -> VipsImage {
-        Vips.start()
-        var output: UnsafeMutablePointer<_VipsImage>?
-        let status = bytes.withUnsafeBytes { ipx_vips_decode_all_pages($0.baseAddress, $0.count, &output) }
-        guard status == 0, let output else {
-            _ = Vips.takeError()
-            throw .undecodable
-        }
-        return VipsImage(taking: output)
+        try decoding(bytes, with: ipx_vips_decode_all_pages)
     }
 
     /// Runs a libvips operation producing a new image.
@@ -74,9 +67,16 @@ public final class VipsImage {
     /// Decodes an encoded image fully into memory.
     /// - Throws: ``ImagingError/undecodable``.
     public static func decode(_ bytes: [UInt8]) throws(ImagingError) -> VipsImage {
+        try decoding(bytes, with: ipx_vips_decode)
+    }
+
+    private static func decoding(
+        _ bytes: [UInt8],
+        with decoder: (UnsafeRawPointer?, Int, UnsafeMutablePointer<UnsafeMutablePointer<_VipsImage>?>) -> Int32
+    ) throws(ImagingError) -> VipsImage {
         Vips.start()
         var output: UnsafeMutablePointer<_VipsImage>?
-        let status = bytes.withUnsafeBytes { ipx_vips_decode($0.baseAddress, $0.count, &output) }
+        let status = bytes.withUnsafeBytes { decoder($0.baseAddress, $0.count, &output) }
         guard status == 0, let output else {
             _ = Vips.takeError()
             throw .undecodable

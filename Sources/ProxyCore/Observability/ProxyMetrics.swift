@@ -116,34 +116,32 @@ public final class ProxyMetrics: Sendable {
             descriptor: name("process_start_time", "seconds", "Start time of the process since unix epoch in seconds."))
     }
 
+    /// The metric object under `key`, created on first use (label values come from bounded sets, so
+    /// each family holds a bounded number of series).
+    private func series<Metric>(_ key: String, in cache: borrowing Mutex<[String: Metric]>, make: () -> Metric) -> Metric {
+        cache.withLock { existing in
+            if let metric = existing[key] { return metric }
+            let created = make()
+            existing[key] = created
+            return created
+        }
+    }
+
     /// One answered HTTP request.
     public func recordRequest(route: String, status: Int, cache: String, duration: Duration) {
-        requestCounter(route: route, status: status).increment()
-        let key = route + "|" + cache
-        let histogram = requestDurations.withLock { histograms in
-            if let existing = histograms[key] { return existing }
-            let created = registry.makeDurationHistogram(
+        series("\(route)|\(status)", in: requestCounters) {
+            registry.makeCounter(
+                descriptor: MetricNameDescriptor(
+                    metricName: "imageproxy_http_requests", unitName: "total", helpText: "HTTP requests answered, by route and status."),
+                labels: [("route", route), ("status", String(status))])
+        }.increment()
+        series(route + "|" + cache, in: requestDurations) {
+            registry.makeDurationHistogram(
                 descriptor: MetricNameDescriptor(
                     metricName: "imageproxy_http_request_duration", unitName: "seconds",
                     helpText: "Time to answer HTTP requests, by route and the cache tier that answered (memory, disk, miss, none)."),
                 labels: [("route", route), ("cache", cache)], buckets: Self.durationBuckets)
-            histograms[key] = created
-            return created
-        }
-        histogram.record(duration)
-    }
-
-    private func requestCounter(route: String, status: Int) -> Counter {
-        let key = "\(route)|\(status)"
-        return requestCounters.withLock { counters in
-            if let existing = counters[key] { return existing }
-            let created = registry.makeCounter(
-                descriptor: MetricNameDescriptor(
-                    metricName: "imageproxy_http_requests", unitName: "total", helpText: "HTTP requests answered, by route and status."),
-                labels: [("route", route), ("status", String(status))])
-            counters[key] = created
-            return created
-        }
+        }.record(duration)
     }
 
     /// A cache lookup in a tier (memory or disk).
@@ -153,47 +151,35 @@ public final class ProxyMetrics: Sendable {
 
     /// A request refused or failed with a public error reason.
     public func recordRejection(reason: String) {
-        let counter = rejections.withLock { counters in
-            if let existing = counters[reason] { return existing }
-            let created = registry.makeCounter(
+        series(reason, in: rejections) {
+            registry.makeCounter(
                 descriptor: MetricNameDescriptor(
                     metricName: "imageproxy_rejected", unitName: "total", helpText: "Requests answered with an error, by reason."),
                 labels: [("reason", reason)])
-            counters[reason] = created
-            return created
-        }
-        counter.increment()
+        }.increment()
     }
 
     /// One origin download (result: ok, not_modified, or an error reason).
     public func recordOrigin(result: String, duration: Duration, bytes: Int) {
-        let counter = originResults.withLock { counters in
-            if let existing = counters[result] { return existing }
-            let created = registry.makeCounter(
+        series(result, in: originResults) {
+            registry.makeCounter(
                 descriptor: MetricNameDescriptor(
                     metricName: "imageproxy_origin_requests", unitName: "total", helpText: "Origin downloads by result."),
                 labels: [("result", result)])
-            counters[result] = created
-            return created
-        }
-        counter.increment()
+        }.increment()
         originDuration.record(duration)
         if bytes > 0 { originBytes.increment(by: Int64(bytes)) }
     }
 
     /// One transform, by output format, with its encoded size.
     public func recordTransform(format: String, duration: Duration, outputBytes size: Int) {
-        let histogram = transformDurations.withLock { histograms in
-            if let existing = histograms[format] { return existing }
-            let created = registry.makeDurationHistogram(
+        series(format, in: transformDurations) {
+            registry.makeDurationHistogram(
                 descriptor: MetricNameDescriptor(
                     metricName: "imageproxy_transform_duration", unitName: "seconds",
                     helpText: "Time to decode, resize, filter and encode, by output format."),
                 labels: [("format", format)], buckets: Self.durationBuckets)
-            histograms[format] = created
-            return created
-        }
-        histogram.record(duration)
+        }.record(duration)
         outputBytes.record(Double(size))
     }
 
