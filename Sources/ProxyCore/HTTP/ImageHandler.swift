@@ -18,6 +18,9 @@ struct ImageHandler: Sendable {
         let imageRequest = try ImageRequest(query: guards.query(of: request), limits: limits)
         try guards.checkNotSelf(imageRequest.source)
         let conditions = Self.conditions(of: request)
+        if let hit = pipeline.freshInMemory(imageRequest, conditions: conditions, timings: context.timings) {
+            return respond(with: hit)
+        }
         let pipeline = self.pipeline
         let timings = context.timings
         let outcome = try await withDeadline(milliseconds: deadlineMilliseconds) {

@@ -75,6 +75,19 @@ public final class ImagePipeline: Sendable {
         self.allowAutoAVIF = allowAutoAVIF
     }
 
+    /// The memory-tier answer for `request` when it holds a fresh variant: no I/O, no suspension, one
+    /// short lock (the hot path); nil otherwise (then call ``variant(for:conditions:timings:)``).
+    public func freshInMemory(
+        _ request: ImageRequest, conditions: ClientConditions, timings: RequestTimings
+    ) -> Outcome? {
+        let (choice, _) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF)
+        let key = request.variantKey(choice: choice, sourceKey: sourceKeys.key(for: request.source))
+        guard let hit = memory.value(for: key), hit.expiresAt > Date().timeIntervalSince1970 else { return nil }
+        record(.memory, hit: true)
+        timings.sourceHost = request.source.host
+        return outcome(hit, tier: .memory, conditions, timings)
+    }
+
     /// Produces (or finds) the variant `request` asks for.
     /// - Throws: a ``PublicError`` (``FetchError``, ``ImagingError``, ``CacheMissError``, ``CacheableError``).
     public func variant(

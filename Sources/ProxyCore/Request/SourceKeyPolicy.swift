@@ -19,6 +19,8 @@ public struct SourceKeyPolicy: Sendable {
 
     /// The cache key text of `source`.
     public func key(for source: SourceURL) -> String {
+        // Fast path (every request comes here): no query, nothing to drop.
+        guard source.absoluteString.contains("?") else { return source.absoluteString }
         guard exactNames.count + prefixes.count > 0, var components = URLComponents(string: source.absoluteString),
             let items = components.percentEncodedQueryItems
         else { return source.absoluteString }
