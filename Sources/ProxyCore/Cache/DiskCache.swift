@@ -18,10 +18,10 @@ public final class DiskCache: Sendable {
     let staleRetention: Double
     let logger: Logger
     private let io: NIOThreadPool
-    private let pendingAccess = Mutex<[String: Double]>([:])
-    private let writeFailureCount = Atomic<Int>(0)
-    private let pendingWrites = Atomic<Int>(0)
-    private let evictionCount = Atomic<Int>(0)
+    private let pendingAccess = Locked<[String: Double]>([:])
+    private let writeFailureCount = AtomicCounter()
+    private let pendingWrites = AtomicCounter()
+    private let evictionCount = AtomicCounter()
     /// What start-up recovery found.
     public let recoveryReport: RecoveryReport
 
@@ -65,25 +65,25 @@ public final class DiskCache: Sendable {
 
     /// Stores in the background (the response does not wait); ``shutdown()`` waits for it.
     public func storeInBackground(_ bytes: [UInt8], as entry: DiskEntry) {
-        pendingWrites.add(1, ordering: .relaxed)
+        pendingWrites.add(1)
         Task {
             await store(bytes, as: entry)
-            pendingWrites.subtract(1, ordering: .relaxed)
+            pendingWrites.subtract(1)
         }
     }
 
     /// Returns once no background write is in flight.
     public func waitForPendingWrites() async {
-        while pendingWrites.load(ordering: .relaxed) > 0 {
+        while pendingWrites.value > 0 {
             try? await Task.sleep(for: .milliseconds(5))
         }
     }
 
     /// Entries evicted to keep the byte budget since start.
-    public var evictions: Int { evictionCount.load(ordering: .relaxed) }
+    public var evictions: Int { evictionCount.value }
 
     /// Writes that failed since start (disk full, read-only, ...).
-    public var writeFailures: Int { writeFailureCount.load(ordering: .relaxed) }
+    public var writeFailures: Int { writeFailureCount.value }
 
     func path(for key: String) -> String {
         "\(objectsDirectory)/\(key.prefix(2))/\(key)"
@@ -130,7 +130,7 @@ public final class DiskCache: Sendable {
             }
         } catch {
             try? FileManager.default.removeItem(atPath: temporaryPath)
-            writeFailureCount.add(1, ordering: .relaxed)
+            writeFailureCount.add(1)
             logger.warning("disk cache write failed", metadata: ["error": "\(error)", "cache.dir": "\(directory)"])
         }
     }
@@ -229,7 +229,7 @@ public final class DiskCache: Sendable {
             }
         }
         guard let doomed else { return (0, 0) }
-        evictionCount.add(doomed.evicted.count, ordering: .relaxed)
+        evictionCount.add(doomed.evicted.count)
         for key in doomed.expired + doomed.evicted { try? FileManager.default.removeItem(atPath: path(for: key)) }
         return (doomed.expired.count, doomed.evicted.count)
     }

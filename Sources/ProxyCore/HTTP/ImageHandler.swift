@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// `GET /img`: parse, run the pipeline, answer with caching headers (or 304).
+/// `GET /img` and `GET /info`: check, parse, run the pipeline, answer with caching headers (or 304).
 struct ImageHandler: Sendable {
     let pipeline: ImagePipeline
     let limits: ImageRequest.Limits

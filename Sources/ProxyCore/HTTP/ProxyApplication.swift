@@ -68,7 +68,7 @@ public enum ProxyApplication {
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: logger)),
             services: services,
             onServerRunning: { channel in
-                runtime.listeningPort.store(channel.localAddress?.port ?? bind.port, ordering: .releasing)
+                runtime.listeningPort.store(channel.localAddress?.port ?? bind.port)
             },
             logger: logger)
     }

@@ -28,7 +28,7 @@ struct SourceGuard: Sendable {
         guard let components = URLComponents(string: source.absoluteString) else { return }
         let port = components.port ?? (components.scheme == "https" ? 443 : 80)
         let listen = runtime.configuration.bind
-        let listeningPort = runtime.listeningPort.load(ordering: .acquiring)
+        let listeningPort = runtime.listeningPort.value
         let localNames: Set<String> = ["localhost", "127.0.0.1", "::1", "0.0.0.0", listen.host.lowercased()]
         let pointsHere = (port == listen.port || port == listeningPort)
             && (localNames.contains(source.host) || listen.host == "0.0.0.0" || listen.host == "::")

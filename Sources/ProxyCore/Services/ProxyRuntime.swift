@@ -20,7 +20,7 @@ public final class ProxyRuntime: Service, Sendable {
     public let sourceKeys: SourceKeyPolicy
     public let readiness: Readiness
     /// The port the HTTP server actually listens on (known once it runs; `bind` may say 0).
-    public let listeningPort = Atomic<Int>(0)
+    public let listeningPort = AtomicCounter()
     public let metrics: ProxyMetrics
     public let requestLog: RequestLog
     /// When the runtime started (seconds since 1970), for the status page.
