@@ -1,4 +1,5 @@
 #include "vips_shim.h"
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -304,4 +305,8 @@ int ipx_vips_copy_as_animation(VipsImage *in, VipsImage **out, int page_height, 
     g_free(delays);
     vips_image_set_int(*out, "loop", 0);
     return 0;
+}
+
+int ipx_limit_malloc_arenas(int arenas) {
+    return mallopt(M_ARENA_MAX, arenas);
 }

@@ -34,6 +34,9 @@ struct ServeCommand: AsyncParsableCommand {
             print("configuration ok: listening on \(settings.bind), cache in \(settings.cache.directory)")
             return
         }
+        // glibc gives every thread its own malloc arena; with libvips' large short-lived buffers on many
+        // threads that multiplies resident memory. Two arenas keep RSS bounded (MALLOC_ARENA_MAX wins if set).
+        if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil { Vips.limitMallocArenas(2) }
         let level = Logger.Level(rawValue: settings.logLevel) ?? .info
         let format = StructuredLogHandler.Format(rawValue: settings.observability.logFormat) ?? .logfmt
         LoggingSystem.bootstrap { label in StructuredLogHandler(label: label, format: format, level: level) }

@@ -10,6 +10,10 @@
 /// Starts libvips once: worker threads per image, operation cache size (0 disables it).
 int ipx_vips_start(const char *program_name, int concurrency, int operation_cache_max);
 
+/// Limits glibc's malloc arenas (one per thread by default), which libvips' large short-lived buffers on
+/// many threads turn into resident memory. Returns 0 on failure.
+int ipx_limit_malloc_arenas(int arenas);
+
 /// Reads only the header of an encoded image (no pixel decode).
 int ipx_vips_header(const void *buffer, size_t length,
                     int *width, int *height, int *pages, int *orientation, int *bands);

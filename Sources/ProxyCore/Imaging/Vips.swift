@@ -12,6 +12,11 @@ public enum Vips {
     @discardableResult
     public static func start() -> Bool { startResult }
 
+    /// Caps glibc's malloc arenas for the process (call once at start-up, before threads start work).
+    public static func limitMallocArenas(_ arenas: Int) {
+        _ = ipx_limit_malloc_arenas(Int32(arenas))
+    }
+
     /// Bytes libvips tracks as allocated now, and the most it has tracked at once.
     public static var trackedMemory: (current: Int, highWater: Int) {
         (Int(vips_tracked_get_mem()), Int(vips_tracked_get_mem_highwater()))
