@@ -23,13 +23,7 @@ extension ImagePipeline {
             let original = try await self.originalFlights.run(key: sourceKey, onJoin: { self.metrics.recordDedupJoin(.fetch) }) {
                 try await self.original(of: source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings)
             }
-            if original.revalidated, let stale {
-                var refreshed = stale.variant
-                refreshed.expiresAt = original.expiresAt
-                self.memory.insert(refreshed, for: key)
-                await self.disk.refresh(key: key.hex, expiresAt: original.expiresAt)
-                return Produced(variant: refreshed, tier: stale.tier)
-            }
+            if original.revalidated, let stale { return await self.refresh(stale, key: key, until: original.expiresAt) }
             let bytes = original.bytes
             let limit = self.transformer.maxSourcePixels
             let info = try await timings.measure("transform") {

@@ -126,13 +126,7 @@ public final class ImagePipeline: Sendable {
         let original = try await originalFlights.run(key: sourceKey, onJoin: { self.metrics.recordDedupJoin(.fetch) }) {
             try await self.original(of: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings)
         }
-        if original.revalidated, let stale {
-            var refreshed = stale.variant
-            refreshed.expiresAt = original.expiresAt
-            memory.insert(refreshed, for: key)
-            await disk.refresh(key: key.hex, expiresAt: original.expiresAt)
-            return Produced(variant: refreshed, tier: stale.tier)
-        }
+        if original.revalidated, let stale { return await refresh(stale, key: key, until: original.expiresAt) }
 
         let transformer = self.transformer
         let source = original.bytes
@@ -157,6 +151,15 @@ public final class ImagePipeline: Sendable {
             variesOnAccept: negotiated, sourceKey: sourceKey)
         store(variant, bytes: encoded.bytes, key: key, original: original, now: now)
         return Produced(variant: variant, tier: .miss)
+    }
+
+    /// The origin answered 304: a stale variant is good again until `expiresAt`, in both tiers.
+    func refresh(_ stale: (variant: CachedVariant, tier: CacheTier), key: VariantKey, until expiresAt: Double) async -> Produced {
+        var refreshed = stale.variant
+        refreshed.expiresAt = expiresAt
+        memory.insert(refreshed, for: key)
+        await disk.refresh(key: key.hex, expiresAt: expiresAt)
+        return Produced(variant: refreshed, tier: stale.tier)
     }
 
     /// Keeps a new variant (memory now, disk in the background) and a freshly downloaded original,

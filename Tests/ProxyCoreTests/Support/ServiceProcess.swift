@@ -105,17 +105,7 @@ enum ServiceProcessError: Error {
 
 /// Whether a TCP connection to 127.0.0.1:`port` is accepted now.
 func canConnect(port: Int) -> Bool {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { return false }
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    return result == 0
+    (try? RawConnection(port: port)) != nil
 }
 
 /// A plain HTTP GET over a new connection; returns status and body.
