@@ -161,3 +161,20 @@ CURLcode ipx_transfer_attach(CURL *handle, ipx_transfer *transfer,
     if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_PREREQDATA, transfer);
     return code;
 }
+
+CURLMcode ipx_multi_set_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+int ipx_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result) {
+    int left = 0;
+    CURLMsg *message;
+    while ((message = curl_multi_info_read(multi, &left)) != NULL) {
+        if (message->msg == CURLMSG_DONE) {
+            *easy = message->easy_handle;
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}

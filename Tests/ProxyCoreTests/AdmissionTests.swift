@@ -4,42 +4,18 @@ import HummingbirdTesting
 import ProxyCore
 import Testing
 
-/// Load shedding, the request deadline, and prefetching.
+/// The request deadline and prefetching (load shedding: ``DownloadQueueTests``).
 @Suite(.timeLimit(.minutes(2))) struct AdmissionTests {
-    @Test func excessWorkIsShedAtOnceWithRetryAfter() async throws {
-        try await withOriginAndProxy(configure: { $0.queue.maxPending = 2; $0.fetch.timeoutMilliseconds = 5000 }) { proxy, origin, _ in
-            let port = proxy.port!
-            let requests = (0..<6).map { index in
-                Task { () -> (status: Int, headers: [String: String], seconds: Duration) in
-                    let started = ContinuousClock.now
-                    let answer = try await httpRequest(port: port, path: "/img?url=\(origin)/slow-ms/1500&w=\(30 + index)")
-                    return (answer.status, answer.headers, ContinuousClock.now - started)
-                }
-            }
-            var answers: [(status: Int, headers: [String: String], seconds: Duration)] = []
-            for request in requests { answers.append(try await request.value) }
-            let shed = answers.filter { $0.status == 503 }
-            #expect(answers.filter { $0.status == 200 }.count >= 2, "what was accepted completes")
-            #expect(shed.count >= 1)
-            #expect(answers.allSatisfy { $0.status == 200 || $0.status == 503 })
-            for answer in shed {
-                #expect(answer.headers["retry-after"] == "1")
-                #expect(answer.seconds < .milliseconds(1000), "shed at once, not after the 1.5 s the work takes")
-            }
-        }
-    }
-
-    @Test func theRequestDeadlineAnswers504AndTheWorkStillLands() async throws {
-        try await withOriginAndProxy(configure: { $0.queue.requestTimeoutMilliseconds = 200; $0.fetch.timeoutMilliseconds = 5000 }) {
-            proxy, origin, hits in
+    @Test func theRequestDeadlineAnswers504AndItsAbandonedDownloadStops() async throws {
+        try await withOriginAndRuntime(configure: { $0.queue.requestTimeoutMilliseconds = 300; $0.fetch.timeoutMilliseconds = 20_000 }) {
+            proxy, origin, hits, runtime in
             let started = ContinuousClock.now
-            let late = try await proxy.image([("url", "\(origin)/slow-ms/1200"), ("w", "44")])
+            let late = try await proxy.image([("url", "\(origin)/drip/late"), ("w", "44")])
             #expect(late.status == .gatewayTimeout)
-            #expect(ContinuousClock.now - started < .milliseconds(1000), "answered before the 1.2 s the work takes")
-            try await Task.sleep(for: .milliseconds(1600))
-            let later = try await proxy.image([("url", "\(origin)/slow-ms/1200"), ("w", "44")])
-            #expect(later.status == .ok)
-            #expect(hits.count("/slow-ms/1200") == 1, "the abandoned work finished and was cached")
+            #expect(String(buffer: late.body).contains("300 ms"))
+            #expect(ContinuousClock.now - started < .milliseconds(2000), "answered long before the 5 s the download takes")
+            #expect(try await eventually { hits.log.contains("aborted:/drip/late") }, "nobody waits: the transfer was aborted")
+            #expect(try await eventually { runtime.metrics.stageCounts(.fetch) == (0, 0) })
         }
     }
 

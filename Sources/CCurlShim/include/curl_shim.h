@@ -50,4 +50,10 @@ void ipx_transfer_free(ipx_transfer *transfer);
 CURLcode ipx_transfer_attach(CURL *handle, ipx_transfer *transfer,
                              ipx_address_decider decider, void *decider_context);
 
+/// Fixed-arity curl_multi_setopt for long options.
+CURLMcode ipx_multi_set_long(CURLM *multi, CURLMoption option, long value);
+
+/// Takes the next finished transfer off `multi`: non-zero with `easy` and `result` set, zero when none is left.
+int ipx_multi_next_done(CURLM *multi, CURL **easy, CURLcode *result);
+
 #endif

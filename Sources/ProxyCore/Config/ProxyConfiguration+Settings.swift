@@ -8,6 +8,11 @@ extension ProxyConfiguration {
         },
         .list("signingKey", \.security.signingKeys),
         .integer("queue.maxPending", 1...1_000_000, \.queue.maxPending),
+        ConfigurationSetting(key: "queue.order", expectation: "one of fifo, lifo") { configuration, text in
+            guard let order = WorkQueueState.Order(rawValue: text) else { return false }
+            configuration.queue.order = order
+            return true
+        },
         .integer("queue.requestTimeoutMs", 100...600_000, \.queue.requestTimeoutMilliseconds),
         .integer("server.headerTimeoutMs", 100...600_000, \.server.headerTimeoutMilliseconds),
         .integer("server.idleTimeoutMs", 100...3_600_000, \.server.idleTimeoutMilliseconds),
@@ -45,6 +50,7 @@ extension ProxyConfiguration {
         .integer("fetch.timeoutMs", 1...3_600_000, \.fetch.timeoutMilliseconds),
         .integer("fetch.maxSourceBytes", 1...(1 << 34), \.fetch.maxSourceBytes),
         .integer("fetch.concurrency", 1...1024, \.fetch.concurrency),
+        .integer("fetch.resumeBytes", 0...(1 << 34), \.fetch.resumeBytes),
         .integer("fetch.maxRedirects", 0...20, \.fetch.maxRedirects),
         .integer("fetch.retries", 0...10, \.fetch.retries),
         .integer("fetch.retryBackoffMs", 0...60_000, \.fetch.retryBackoffMilliseconds),

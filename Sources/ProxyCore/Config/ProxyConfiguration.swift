@@ -87,6 +87,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var maxSourceBytes = 25 * 1024 * 1024
         /// Transfers running at once. Key `fetch.concurrency`, default 16.
         public var concurrency = 16
+        /// Bytes of aborted downloads kept in memory for resuming them. Key `fetch.resumeBytes`, default 64 MiB.
+        public var resumeBytes = 64 * 1024 * 1024
         /// Redirects followed at most. Key `fetch.maxRedirects`, default 5.
         public var maxRedirects = 5
         /// Extra attempts after an origin 5xx, timeout or connection failure. Key `fetch.retries`, default 2.
@@ -145,9 +147,12 @@ public struct ProxyConfiguration: Sendable, Equatable {
 
     /// Admission control: how much uncached work may wait, and how long a request may take.
     public struct Queue: Sendable, Equatable {
-        /// Distinct uncached variants being produced at once (identical requests share one); beyond,
-        /// new ones get 503 with `Retry-After` at once. Key `queue.maxPending`, default 256.
+        /// Jobs waiting for a slot, per queue (downloads by source, transforms by variant; identical
+        /// requests share one job). A request that needs a new job beyond it gets 503 with
+        /// `Retry-After` at once. Key `queue.maxPending`, default 256.
         public var maxPending = 256
+        /// Order of waiting jobs of the same priority. Key `queue.order`, default `fifo`.
+        public var order = WorkQueueState.Order.fifo
         /// Milliseconds a request may take in all (queue, download, transform), then 504.
         /// Key `queue.requestTimeoutMs`, default 15000.
         public var requestTimeoutMilliseconds = 15_000

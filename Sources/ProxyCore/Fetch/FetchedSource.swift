@@ -8,11 +8,14 @@ public struct FetchedSource: Sendable {
     public var headers: [(name: String, value: String)]
     /// The HTTP status of the final response.
     public var status: Int
+    /// Bytes that came from an earlier, interrupted transfer (0 unless the download was resumed).
+    public var resumedFrom: Int
 
-    public init(body: [UInt8], headers: [(name: String, value: String)], status: Int) {
+    public init(body: [UInt8], headers: [(name: String, value: String)], status: Int, resumedFrom: Int = 0) {
         self.body = body
         self.headers = headers
         self.status = status
+        self.resumedFrom = resumedFrom
     }
 
     /// The first value of a header field, by lower-case name.

@@ -1,13 +1,14 @@
 import CCurlShim
 import Foundation
 import Logging
-import NIOPosix
 
 /// Downloads sources with libcurl: http(s) only (redirects too), bounded redirects, connect and total
 /// timeouts, a size limit enforced while streaming, and the ``AddressPolicy`` applied to every address
 /// libcurl connects to (`CURLOPT_OPENSOCKETFUNCTION`), redirects included.
 ///
-/// Transfers run on a dedicated thread pool of `concurrency` threads, never on the event loops.
+/// Every transfer runs on one libcurl multi handle (``CurlMultiDriver``): one thread, shared
+/// keep-alive connections. How many run at once is the download queue's business (`fetch.concurrency`).
+/// Cancelling the calling task aborts the transfer (and keeps its beginning for resuming).
 public final class OriginFetcher: Sendable {
     /// What a fetcher needs to know.
     public struct Settings: Sendable {
@@ -30,6 +31,8 @@ public final class OriginFetcher: Sendable {
         public var proxy: String
         /// Fixed resolutions `host:port:address` (CURLOPT_RESOLVE).
         public var resolve: [String]
+        /// Bytes of interrupted downloads kept for resuming; 0 turns resuming off.
+        public var resumeBudgetBytes: Int
 
         /// Takes the fetch-related parts of the service configuration.
         public init(_ configuration: ProxyConfiguration) {
@@ -48,12 +51,14 @@ public final class OriginFetcher: Sendable {
             allowlist = HostAllowlist(patterns: configuration.security.allowedHosts)
             originHeaders = configuration.security.originHeaders.compactMap(OriginHeader.init(parsing:))
             proxy = configuration.fetch.proxy
+            resumeBudgetBytes = configuration.fetch.resumeBytes
         }
     }
 
     private let settings: Settings
     private let policyBox: PolicyBox
-    private let threadPool: NIOThreadPool
+    private let driver: CurlMultiDriver
+    let partials: PartialDownloads
     private let logger: Logger
     private let metrics: ProxyMetrics?
 
@@ -63,17 +68,18 @@ public final class OriginFetcher: Sendable {
         self.metrics = metrics
         self.settings = settings
         self.policyBox = PolicyBox(settings.policy)
-        self.threadPool = NIOThreadPool(numberOfThreads: settings.concurrency)
+        self.driver = CurlMultiDriver()
+        self.partials = PartialDownloads(budget: settings.resumeBudgetBytes)
         self.logger = logger
     }
 
     private static let globalInit: Void = { _ = ipx_curl_global_init() }()
 
-    /// Starts the transfer threads.
-    public func start() { threadPool.start() }
+    /// Kept for symmetry with the other services: the transfer thread starts with the fetcher.
+    public func start() {}
 
-    /// Stops the transfer threads once running transfers finish.
-    public func shutdown() async throws { try await threadPool.shutdownGracefully() }
+    /// Aborts what still runs and stops the transfer thread.
+    public func shutdown() async throws { await driver.shutdown() }
 
     /// Sent with every origin request, so that a source pointing back at an image proxy is recognised there.
     public static let hopHeader = "X-ImageProxy-Hop"
@@ -81,27 +87,30 @@ public final class OriginFetcher: Sendable {
     /// Downloads `source` completely; with `validators` the request is conditional and may answer 304
     /// (``FetchedSource/status`` tells). Origin 5xx, timeouts and failed connections are retried
     /// `retries` times with exponential backoff.
-    /// - Throws: ``FetchError``.
+    /// - Throws: ``FetchError``, or `CancellationError` when the calling task is cancelled.
     public func fetch(_ source: SourceURL, validators: OriginValidators? = nil) async throws -> FetchedSource {
         let settings = self.settings
-        let policyBox = self.policyBox
         let metrics = self.metrics
         guard settings.allowlist.allows(source.host) else { throw FetchError.refused("its host is not allowed") }
         let started = ContinuousClock.now
         var attempt = 0
         while true {
-            let queuedAt = metrics?.queuedJob(.fetch)
-            let result = try await threadPool.runIfActive {
-                if let queuedAt { metrics?.startedJob(.fetch, queuedAt: queuedAt) }
-                defer { metrics?.finishedJob(.fetch) }
-                return OriginTransfer(url: source.absoluteString, settings: settings, policyBox: policyBox, validators: validators)
-                    .perform()
+            let transfer = OriginTransfer(
+                url: source.absoluteString, settings: settings, policyBox: policyBox, driver: driver, partials: partials,
+                validators: validators)
+            let result: Result<FetchedSource, FetchError>
+            do {
+                result = try await transfer.perform()
+            } catch {
+                metrics?.recordOrigin(result: "aborted", duration: ContinuousClock.now - started, bytes: 0)
+                logger.debug("origin fetch aborted", metadata: ["host": "\(source.host)"])
+                throw error
             }
             switch result {
             case .success(let fetched):
                 metrics?.recordOrigin(
                     result: fetched.status == 304 ? "not_modified" : "ok", duration: ContinuousClock.now - started,
-                    bytes: fetched.body.count)
+                    bytes: fetched.body.count - fetched.resumedFrom)
                 return fetched
             case .failure(let error):
                 guard error.isTransient, attempt < settings.retries else {

@@ -1,11 +1,18 @@
 import CCurlShim
 import Foundation
 
-/// One blocking libcurl easy transfer, configured from ``OriginFetcher/Settings``.
+/// One download through the shared ``CurlMultiDriver``, configured from ``OriginFetcher/Settings``:
+/// each hop of a redirect chain is one libcurl easy transfer.
+///
+/// Cancelling the calling task aborts the running hop; its received beginning is kept in
+/// ``PartialDownloads`` when the origin allows resuming, and a later transfer of the same URL asks only
+/// for the rest (`Range` + `If-Range`).
 struct OriginTransfer {
     let url: String
     let settings: OriginFetcher.Settings
     let policyBox: PolicyBox
+    let driver: CurlMultiDriver
+    let partials: PartialDownloads
     /// Validators of a stored copy: the request becomes conditional and a 304 is a success.
     var validators: OriginValidators? = nil
 
@@ -15,9 +22,10 @@ struct OriginTransfer {
         case redirect(to: String)
     }
 
-    /// Runs the transfer on the calling thread, following redirects itself (at most `maxRedirects`,
-    /// http/https only, allowlist and per-origin headers judged again for every host).
-    func perform() -> Result<FetchedSource, FetchError> {
+    /// Runs the transfer, following redirects itself (at most `maxRedirects`, http/https only,
+    /// allowlist and per-origin headers judged again for every host).
+    /// - Throws: `CancellationError` when the calling task was cancelled (the transfer is aborted).
+    func perform() async throws(CancellationError) -> Result<FetchedSource, FetchError> {
         let deadline = ContinuousClock.now + .milliseconds(settings.timeoutMilliseconds)
         var current = url
         for hop in 0...settings.maxRedirects {
@@ -32,7 +40,8 @@ struct OriginTransfer {
             }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { return .failure(.timeout) }
-            switch performOnce(current, host: host, remainingMilliseconds: max(1, Int(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))) {
+            let milliseconds = max(1, Int(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            switch try await performOnce(current, host: host, remainingMilliseconds: milliseconds) {
             case .finished(let result): return result
             case .redirect(let next): current = next
             }
@@ -40,10 +49,12 @@ struct OriginTransfer {
         return .failure(.originFailure("more than \(settings.maxRedirects) redirects"))
     }
 
-    private func performOnce(_ url: String, host: String, remainingMilliseconds: Int) -> Hop {
+    private func performOnce(_ url: String, host: String, remainingMilliseconds: Int) async throws(CancellationError) -> Hop {
         guard let handle = curl_easy_init() else { return .finished(.failure(.originFailure("cannot start a transfer"))) }
         defer { curl_easy_cleanup(handle) }
-        guard let transfer = ipx_transfer_new(settings.maxSourceBytes) else {
+        // A conditional request revalidates a stored copy; only a plain download resumes.
+        let partial = validators == nil ? partials.take(url) : nil
+        guard let transfer = ipx_transfer_new(max(1, settings.maxSourceBytes - (partial?.bytes.count ?? 0))) else {
             return .finished(.failure(.originFailure("out of memory")))
         }
         defer { ipx_transfer_free(transfer) }
@@ -56,7 +67,7 @@ struct OriginTransfer {
         code = configure(handle, code, url: url, timeoutMilliseconds: remainingMilliseconds)
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
-        for line in requestHeaderLines(host: host) { headerList = curl_slist_append(headerList, line) }
+        for line in requestHeaderLines(host: host, resuming: partial) { headerList = curl_slist_append(headerList, line) }
         if code == CURLE_OK, let headerList { code = ipx_curl_set_list(handle, CURLOPT_HTTPHEADER, headerList) }
         var resolveList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(resolveList) }
@@ -64,10 +75,20 @@ struct OriginTransfer {
         if code == CURLE_OK, let resolveList { code = ipx_curl_set_list(handle, CURLOPT_RESOLVE, resolveList) }
         guard code == CURLE_OK else { return .finished(.failure(.originFailure("cannot configure the transfer"))) }
 
-        let outcome = withExtendedLifetime(policyBox) { curl_easy_perform(handle) }
+        let outcome = await driver.perform(handle)
+        withExtendedLifetime(policyBox) {}
         var status = 0
         var responseCode = 0
         if ipx_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &responseCode) == CURLE_OK { status = responseCode }
+        let received = { () -> [UInt8] in
+            transfer.pointee.body_length == 0 ? [] :
+                Array(UnsafeBufferPointer(start: transfer.pointee.body, count: transfer.pointee.body_length))
+        }
+        let headers = FetchedSource.parseHeaderLines(transfer.pointee.headers.map { String(cString: $0) } ?? "")
+        if Task.isCancelled {
+            keepForResuming(received(), status: status, headers: headers, partial: partial, url: url)
+            throw CancellationError()
+        }
 
         if transfer.pointee.address_refused != 0 && (outcome == CURLE_COULDNT_CONNECT || outcome == CURLE_ABORTED_BY_CALLBACK) {
             return .finished(.failure(.refused("its address is not allowed")))
@@ -91,6 +112,13 @@ struct OriginTransfer {
                 return .redirect(to: String(cString: location))
             }
         }
+        if status == 206, let partial {
+            let fields = Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+            guard let whole = partial.joined(with: received(), contentRange: fields["content-range"]) else {
+                return .finished(.failure(.originFailure("origin answered a range that does not continue the download")))
+            }
+            return .finished(.success(FetchedSource(body: whole, headers: headers, status: 200, resumedFrom: partial.bytes.count)))
+        }
         switch status {
         case 200...299: break
         case 304 where validators != nil: break
@@ -98,16 +126,36 @@ struct OriginTransfer {
         case 500...599: return .finished(.failure(.originServerError(status: status)))
         default: return .finished(.failure(.originFailure("origin answered \(status)")))
         }
-        let body = transfer.pointee.body_length == 0 ? [] :
-            Array(UnsafeBufferPointer(start: transfer.pointee.body, count: transfer.pointee.body_length))
-        let headerText = transfer.pointee.headers.map { String(cString: $0) } ?? ""
-        return .finished(.success(FetchedSource(body: body, headers: FetchedSource.parseHeaderLines(headerText), status: status)))
+        return .finished(.success(FetchedSource(body: received(), headers: headers, status: status)))
     }
 
-    /// Conditional request headers from the stored copy's validators.
-    private func requestHeaderLines(host: String) -> [String] {
+    /// Keeps what an aborted hop received when the origin allows resuming it: a whole-body answer (200),
+    /// or the continuation (206) of an earlier beginning.
+    private func keepForResuming(
+        _ bytes: [UInt8], status: Int, headers: [(name: String, value: String)], partial: PartialDownloads.Partial?, url: String
+    ) {
+        let fields = Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        switch status {
+        case 200:
+            partials.keep(bytes, of: url, headers: fields)
+        case 206:
+            guard let partial, let range = ContentRange(parsing: fields["content-range"]), range.first == partial.bytes.count
+            else { return }
+            partials.keep(partial.bytes + bytes, of: url, headers: fields)
+        default:
+            if let partial { partials.restore(partial, of: url) }
+        }
+    }
+
+    /// The hop marker, per-origin headers, conditional headers from the stored copy's validators, and
+    /// the range of the rest when resuming.
+    private func requestHeaderLines(host: String, resuming partial: PartialDownloads.Partial?) -> [String] {
         var lines = ["\(OriginFetcher.hopHeader): 1"]
         lines += settings.originHeaders.filter { HostAllowlist(patterns: [$0.hostPattern]).allows(host) }.map(\.line)
+        if let partial {
+            lines.append("Range: bytes=\(partial.bytes.count)-")
+            lines.append("If-Range: \(partial.validator)")
+        }
         guard let validators else { return lines }
         if let etag = validators.etag { lines.append("If-None-Match: \(etag)") }
         if let lastModified = validators.lastModified { lines.append("If-Modified-Since: \(lastModified)") }

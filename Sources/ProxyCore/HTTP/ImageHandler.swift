@@ -23,7 +23,7 @@ struct ImageHandler: Sendable {
         }
         let pipeline = self.pipeline
         let timings = context.timings
-        let outcome = try await withDeadline(milliseconds: deadlineMilliseconds) {
+        let outcome = try await waitForClient(context) {
             try await pipeline.variant(for: imageRequest, conditions: conditions, timings: timings)
         }
         return respond(with: outcome)
@@ -44,10 +44,23 @@ struct ImageHandler: Sendable {
         let pipeline = self.pipeline
         let conditions = Self.conditions(of: request)
         let timings = context.timings
-        let outcome = try await withDeadline(milliseconds: deadlineMilliseconds) {
+        let outcome = try await waitForClient(context) {
             try await pipeline.info(for: source, conditions: conditions, timings: timings)
         }
         return respond(with: outcome)
+    }
+
+    /// Runs `work` within the request deadline, and stops it when the client disconnects (answered
+    /// 499, which nobody receives but the access log and the metrics show).
+    private func waitForClient(
+        _ context: ProxyRequestContext, _ work: @escaping @Sendable () async throws -> ImagePipeline.Outcome
+    ) async throws -> ImagePipeline.Outcome {
+        let disconnect = await context.channel?.clientDisconnectSignal()
+        do {
+            return try await withDeadline(milliseconds: deadlineMilliseconds, disconnect: disconnect, work)
+        } catch is CancellationError {
+            throw ClientClosedRequestError()
+        }
     }
 
     static func conditions(of request: Request) -> ImagePipeline.ClientConditions {

@@ -2,13 +2,16 @@ import Foundation
 import Hummingbird
 
 /// `POST /prefetch` with `{"urls": ["/img?url=...&w=300", ...]}`: the same paths a page would request.
-/// Answers 202 at once and produces the variants in the background at low priority, so later requests
-/// are cache hits. Entries that cannot be parsed (or are not signed, when signatures are required) are
+/// Answers 202 at once and produces the variants in the background at low priority (below every
+/// client request; a client asking for the same source or variant raises it), so later requests are
+/// cache hits. When the queues are full a prefetch is dropped silently. Entries that cannot be parsed (or are not signed, when signatures are required) are
 /// reported in the 202 body and do not stop the others.
 struct PrefetchHandler: Sendable {
     let pipeline: ImagePipeline
     let limits: ImageRequest.Limits
     let guards: SourceGuard
+    /// A prefetch waits as long as a request may (`queue.requestTimeoutMs`), then leaves the queues.
+    let deadlineMilliseconds: Int
 
     /// Most URLs in one prefetch request, and most body bytes.
     static let maxURLs = 100
@@ -43,7 +46,9 @@ struct PrefetchHandler: Sendable {
                 let imageRequest = try parse(entry)
                 let pipeline = self.pipeline
                 Task(priority: .low) {
-                    _ = try? await pipeline.variant(for: imageRequest, conditions: .init(accept: accept))
+                    _ = try? await withDeadline(milliseconds: deadlineMilliseconds) {
+                        try await pipeline.variant(for: imageRequest, conditions: .init(accept: accept), priority: .low)
+                    }
                 }
                 answer.accepted += 1
             } catch let error as any PublicError {

@@ -23,7 +23,9 @@ public enum ProxyApplication {
             guards: SourceGuard(signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime),
             deadlineMilliseconds: configuration.queue.requestTimeoutMilliseconds)
         let admin = CacheAdminHandler(runtime: runtime)
-        let prefetch = PrefetchHandler(pipeline: runtime.pipeline, limits: images.limits, guards: images.guards)
+        let prefetch = PrefetchHandler(
+            pipeline: runtime.pipeline, limits: images.limits, guards: images.guards,
+            deadlineMilliseconds: images.deadlineMilliseconds)
         let health = HealthHandler(pool: runtime.transformPool, readiness: runtime.readiness)
         let status = StatusPage(runtime: runtime)
         router.get("/img", use: images.handle)
@@ -57,7 +59,7 @@ public enum ProxyApplication {
         let limits = runtime.configuration.server
         let headerTimeout = TimeAmount.milliseconds(Int64(limits.headerTimeoutMilliseconds))
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [HeaderDeadlineHandler(deadline: headerTimeout)],
+            additionalChannelHandlers: [HeaderDeadlineHandler(deadline: headerTimeout), ClientDisconnectHandler()],
             idleTimeout: .milliseconds(Int64(limits.idleTimeoutMilliseconds)),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes))
         return Application(

@@ -9,6 +9,8 @@ public struct ProxyRequestContext: RequestContext, RemoteAddressRequestContext {
     public let timings: RequestTimings
     /// The client's address.
     public let remoteAddress: SocketAddress?
+    /// The connection, to learn when its client goes away.
+    let channel: (any Channel)?
     /// The `X-Request-Id` (echoed from the client or generated); set by the observability middleware.
     public var requestID: String = ""
 
@@ -16,5 +18,6 @@ public struct ProxyRequestContext: RequestContext, RemoteAddressRequestContext {
         coreContext = .init(source: source)
         timings = RequestTimings()
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 }

@@ -183,28 +183,13 @@ public final class ProxyMetrics: Sendable {
         outputBytes.record(Double(size))
     }
 
-    /// A job entered a stage's queue; returns when it started (call ``startedJob(_:queuedAt:)``).
-    public func queuedJob(_ stage: Stage) -> ContinuousClock.Instant {
-        queueDepth[stage]?.increment()
-        stageCounts.withLock { $0[stage, default: (0, 0)].waiting += 1 }
-        return .now
-    }
-
-    /// A job left the queue and started running.
-    public func startedJob(_ stage: Stage, queuedAt: ContinuousClock.Instant) {
-        queueDepth[stage]?.decrement()
-        queueWait[stage]?.record(ContinuousClock.now - queuedAt)
-        inflight[stage]?.increment()
-        stageCounts.withLock { counts in
-            counts[stage, default: (0, 0)].waiting -= 1
-            counts[stage, default: (0, 0)].running += 1
-        }
-    }
-
-    /// A running job finished.
-    public func finishedJob(_ stage: Stage) {
-        inflight[stage]?.decrement()
-        stageCounts.withLock { $0[stage, default: (0, 0)].running -= 1 }
+    /// A stage's queue changed: `waiting` jobs wait for a slot, `running` hold one; `waited` is the
+    /// queue wait of a job that just started, if one did.
+    public func recordStage(_ stage: Stage, waiting: Int, running: Int, waited: Duration?) {
+        queueDepth[stage]?.set(Int64(waiting))
+        inflight[stage]?.set(Int64(running))
+        if let waited { queueWait[stage]?.record(waited) }
+        stageCounts.withLock { $0[stage] = (waiting, running) }
     }
 
     /// A request joined identical work under way.

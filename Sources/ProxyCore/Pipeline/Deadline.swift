@@ -1,32 +1,36 @@
 import Synchronization
 
-/// Runs `work`, but answers ``PipelineError/deadlinePassed(milliseconds:)`` once `milliseconds` pass.
-/// The work itself goes on (its result still reaches the caches and the requests that share it).
+/// Runs a request's `work` and stops waiting for it when `milliseconds` pass
+/// (``PipelineError/deadlinePassed(milliseconds:)``) or when `disconnect` fires (`CancellationError`):
+/// the work's task is cancelled, so the request leaves the download and transform queues (a download
+/// nobody else waits for is aborted; a running transform finishes and is cached).
 func withDeadline<Value: Sendable>(
-    milliseconds: Int, _ work: @escaping @Sendable () async throws -> Value
+    milliseconds: Int, disconnect: ClientDisconnectSignal? = nil, _ work: @escaping @Sendable () async throws -> Value
 ) async throws -> Value {
-    let answered = ClaimOnce()
-    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-        let timer = Task {
-            try? await Task.sleep(for: .milliseconds(milliseconds))
-            guard !Task.isCancelled, answered.claim() else { return }
-            continuation.resume(throwing: PipelineError.deadlinePassed(milliseconds: milliseconds))
-        }
-        Task {
-            let result: Result<Value, any Error>
-            do { result = .success(try await work()) } catch { result = .failure(error) }
-            timer.cancel()
-            guard answered.claim() else { return }
-            continuation.resume(with: result)
-        }
+    let timedOut = Flag()
+    let task = Task { try await work() }
+    let timer = Task {
+        try? await Task.sleep(for: .milliseconds(milliseconds))
+        guard !Task.isCancelled else { return }
+        timedOut.set()
+        task.cancel()
+    }
+    let registration = disconnect?.onDisconnect { task.cancel() }
+    defer {
+        timer.cancel()
+        disconnect?.remove(registration)
+    }
+    do {
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    } catch {
+        if timedOut.isSet { throw PipelineError.deadlinePassed(milliseconds: milliseconds) }
+        throw error
     }
 }
 
-/// True for the first caller of ``claim()`` only.
-private final class ClaimOnce: Sendable {
-    private let claimed = Atomic<Bool>(false)
-
-    func claim() -> Bool {
-        claimed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-    }
+/// A flag set once, read from any thread.
+private final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }

@@ -8,33 +8,48 @@ extension ImagePipeline {
         var storable: Bool
         /// The origin answered 304 to a conditional request: the stored bytes are current.
         var revalidated: Bool
-        /// Fresh from the origin, not yet on disk.
-        var needsStore: Bool
         /// The index row describing it (for storing, and for its variants' validators).
         var entry: DiskEntry
     }
 
-    /// The original from the disk cache when fresh; revalidated when stale with validators; else downloaded.
+    /// The original from the disk cache when fresh; else through the download queue (one job per
+    /// source, `priority` for this waiter): revalidated when stale with validators, or downloaded.
     /// Origin failures are remembered briefly (``NegativeCache``).
     func original(
-        of source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double, timings: RequestTimings
+        of source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double, timings: RequestTimings,
+        priority: WorkQueueState.Priority
     ) async throws -> Original {
         let key = VariantKey(hashing: "original|" + sourceKey).hex
         let stored = await disk.entry(for: key)
         if let stored, stored.expiresAt > now || conditions.onlyIfCached, let bytes = await disk.contents(of: stored) {
-            return Original(bytes: bytes, expiresAt: stored.expiresAt, storable: true, revalidated: false, needsStore: false, entry: stored)
+            return Original(bytes: bytes, expiresAt: stored.expiresAt, storable: true, revalidated: false, entry: stored)
         }
         if conditions.onlyIfCached { throw CacheMissError() }
         if let (error, remaining) = negative.recall(sourceKey, now: now) {
             if case .notFound = error { throw CacheableError(error, maxAge: remaining) }
             throw error
         }
+        do {
+            return try await timings.measure("fetch") {
+                try await downloads.run(key: sourceKey, priority: priority) {
+                    try await self.download(source, sourceKey: sourceKey, key: key, stored: stored)
+                }
+            }
+        } catch is QueueFullError {
+            throw PipelineError.overloaded
+        }
+    }
+
+    /// The download job of one source: a conditional request when a stale copy with validators is
+    /// stored, else a plain one; the result is stored on disk once for every waiter.
+    private func download(_ source: SourceURL, sourceKey: String, key: String, stored: DiskEntry?) async throws -> Original {
+        let now = Date().timeIntervalSince1970
         let validators = stored.flatMap { entry in
             entry.hasValidators ? OriginValidators(etag: entry.originETag, lastModified: entry.originLastModified) : nil
         }
         let fetched: FetchedSource
         do {
-            fetched = try await timings.measure("fetch") { try await fetcher.fetch(source, validators: validators) }
+            fetched = try await fetcher.fetch(source, validators: validators)
         } catch let error as FetchError {
             negative.remember(error, for: sourceKey, now: now)
             if case .notFound = error, let remaining = negative.recall(sourceKey, now: now)?.remaining {
@@ -50,7 +65,7 @@ extension ImagePipeline {
             if let bytes = await disk.contents(of: entry) {
                 await disk.refresh(key: key, expiresAt: expiresAt)
                 entry.expiresAt = expiresAt
-                return Original(bytes: bytes, expiresAt: expiresAt, storable: verdict.storable, revalidated: true, needsStore: false, entry: entry)
+                return Original(bytes: bytes, expiresAt: expiresAt, storable: verdict.storable, revalidated: true, entry: entry)
             }
             // The file vanished between the lookup and now: download it whole.
             let whole = try await fetcher.fetch(source)
@@ -59,7 +74,14 @@ extension ImagePipeline {
         return downloaded(fetched, key: key, sourceKey: sourceKey, now: now)
     }
 
+    /// A fresh download, stored on disk (in the background) unless the origin forbade storing.
     private func downloaded(_ fetched: FetchedSource, key: String, sourceKey: String, now: Double) -> Original {
+        let original = describe(fetched, key: key, sourceKey: sourceKey, now: now)
+        if original.storable { disk.storeInBackground(original.bytes, as: original.entry) }
+        return original
+    }
+
+    private func describe(_ fetched: FetchedSource, key: String, sourceKey: String, now: Double) -> Original {
         let verdict = freshness.verdict(
             cacheControl: fetched.header("cache-control"), expires: fetched.header("expires"), date: fetched.header("date"))
         let expiresAt = now + Double(verdict.lifetime)
@@ -69,6 +91,6 @@ extension ImagePipeline {
             etag: EntityTag.strong(for: fetched.body), originETag: fetched.header("etag"),
             originLastModified: fetched.header("last-modified"), fetchedAt: now, expiresAt: expiresAt,
             lastAccess: now, variesOnAccept: false)
-        return Original(bytes: fetched.body, expiresAt: expiresAt, storable: verdict.storable, revalidated: false, needsStore: true, entry: entry)
+        return Original(bytes: fetched.body, expiresAt: expiresAt, storable: verdict.storable, revalidated: false, entry: entry)
     }
 }

@@ -5,7 +5,10 @@ import NIOCore
 /// The `/img` request path as one readable sequence:
 /// memory → disk → original (disk, revalidated, or downloaded) → transform → store.
 ///
-/// It calls the caches, the fetcher and the transformer; none of them calls it.
+/// Downloads and transforms go through two ``PriorityWorkQueue``s: one job per source and one per
+/// variant, each request a waiter with its priority (`high` for clients, `low` for prefetches). A
+/// request whose task is cancelled (client gone, deadline passed) leaves both; a download nobody waits
+/// for is aborted. It calls the caches, the fetcher and the transformer; none of them calls it.
 public final class ImagePipeline: Sendable {
     /// What the pipeline answers with.
     public struct Outcome: Sendable {
@@ -42,27 +45,49 @@ public final class ImagePipeline: Sendable {
     let sourceKeys: SourceKeyPolicy
     let allowAutoAVIF: Bool
     let metrics: ProxyMetrics
-    /// Distinct uncached variants that may be in production at once.
-    let maxPending: Int
-    /// One transform per variant key at a time.
-    let variantFlights = SingleFlight<Produced>()
-    /// One download per source at a time.
-    let originalFlights = SingleFlight<Original>()
+    /// One job per source: at most `fetch.concurrency` transfers, aborted when nobody waits.
+    let downloads: PriorityWorkQueue<Original>
+    /// One job per variant: at most one per pool thread, finished even when nobody waits (it is cached).
+    let transforms: PriorityWorkQueue<Produced>
 
     /// A variant made (or refreshed) by the shared part of the path.
     struct Produced: Sendable {
         var variant: CachedVariant
         var tier: CacheTier
+        /// Time spent transforming, when a transform ran.
+        var transformDuration: Duration = .zero
+    }
+
+    /// How the download and transform queues behave.
+    public struct QueueSettings: Sendable {
+        /// Transfers at once.
+        public var downloadSlots: Int
+        /// Jobs waiting for a slot, per queue, before new work is refused.
+        public var maxPending: Int
+        public var order: WorkQueueState.Order
+
+        public init(downloadSlots: Int = 16, maxPending: Int = 256, order: WorkQueueState.Order = .fifo) {
+            self.downloadSlots = downloadSlots
+            self.maxPending = maxPending
+            self.order = order
+        }
     }
 
     public init(
         memory: MemoryCache, disk: DiskCache, negative: NegativeCache, statistics: CacheStatistics,
         fetcher: OriginFetcher, pool: TransformPool, transformer: ImageTransformer,
         freshness: FreshnessPolicy, sourceKeys: SourceKeyPolicy, allowAutoAVIF: Bool, metrics: ProxyMetrics,
-        maxPending: Int = 256
+        queues: QueueSettings = QueueSettings()
     ) {
         self.metrics = metrics
-        self.maxPending = maxPending
+        downloads = PriorityWorkQueue(
+            slots: queues.downloadSlots, maxQueued: queues.maxPending, order: queues.order, abortsAbandonedJobs: true,
+            observer: { metrics.recordStage(.fetch, waiting: $0, running: $1, waited: $2) },
+            onJoin: { metrics.recordDedupJoin(.fetch) })
+        transforms = PriorityWorkQueue(
+            slots: pool.workers, maxQueued: queues.maxPending, order: queues.order, abortsAbandonedJobs: false,
+            observer: { metrics.recordStage(.transform, waiting: $0, running: $1, waited: $2) },
+            onJoin: { metrics.recordDedupJoin(.transform) })
         self.memory = memory
         self.disk = disk
         self.negative = negative
@@ -88,69 +113,72 @@ public final class ImagePipeline: Sendable {
         return outcome(hit, tier: .memory, conditions, timings)
     }
 
-    /// Produces (or finds) the variant `request` asks for.
-    /// - Throws: a ``PublicError`` (``FetchError``, ``ImagingError``, ``CacheMissError``, ``CacheableError``).
+    /// Produces (or finds) the variant `request` asks for, waiting with `priority`.
+    /// - Throws: a ``PublicError`` (``FetchError``, ``ImagingError``, ``CacheMissError``, ``CacheableError``,
+    ///   ``PipelineError``), or `CancellationError` when the calling task is cancelled.
     public func variant(
-        for request: ImageRequest, conditions: ClientConditions, timings: RequestTimings = RequestTimings()
+        for request: ImageRequest, conditions: ClientConditions, timings: RequestTimings = RequestTimings(),
+        priority: WorkQueueState.Priority = .high
     ) async throws -> Outcome {
         let now = Date().timeIntervalSince1970
         timings.sourceHost = request.source.host
         let (choice, negotiated) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF)
         let sourceKey = sourceKeys.key(for: request.source)
         let key = request.variantKey(choice: choice, sourceKey: sourceKey)
+        let transformer = self.transformer
+        return try await shared(
+            key: key, source: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings,
+            priority: priority
+        ) { original in
+            let source = original.bytes
+            let (encoded, transformDuration) = try await self.pool.run { () throws -> (EncodedImage, Duration) in
+                let begin = ContinuousClock.now
+                let encoded = try transformer.transform(source, request: request, choice: choice)
+                return (encoded, ContinuousClock.now - begin)
+            }
+            self.metrics.recordTransform(
+                format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
+            let variant = CachedVariant(
+                body: ByteBuffer(bytes: encoded.bytes), contentType: encoded.format.mediaType,
+                etag: EntityTag.strong(for: encoded.bytes), expiresAt: original.expiresAt, storable: original.storable,
+                variesOnAccept: negotiated, sourceKey: sourceKey)
+            self.store(variant, bytes: encoded.bytes, key: key, original: original, now: now)
+            return Produced(variant: variant, tier: .miss, transformDuration: transformDuration)
+        }
+    }
+
+    /// The part of the path shared by `/img` and `/info`: the caches, then the original (one download
+    /// per source), then `make` (one job per variant on the transform queue).
+    func shared(
+        key: VariantKey, source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double,
+        timings: RequestTimings, priority: WorkQueueState.Priority,
+        make: @escaping @Sendable (Original) async throws -> Produced
+    ) async throws -> Outcome {
         let stale: (variant: CachedVariant, tier: CacheTier)?
         switch await lookUp(key, conditions: conditions, now: now, timings: timings) {
         case .found(let outcome): return outcome
         case .stale(let variant, let tier): stale = (variant, tier)
         case .missing: stale = nil
         }
-
-        // 3-4. Shared by identical requests: the original, then the transform.
+        // At the door: new work is refused at once while the transform backlog is full.
         let flightKey = key.hex + (conditions.onlyIfCached ? "|only-if-cached" : "")
-        try admit(flightKey)
-        let staleVariant = stale
-        let produced = try await variantFlights.run(key: flightKey, onJoin: { self.metrics.recordDedupJoin(.transform) }) {
-            try await self.produce(
-                request, choice: choice, negotiated: negotiated, sourceKey: sourceKey, key: key, stale: staleVariant,
-                conditions: conditions, now: now, timings: timings)
-        }
-        return outcome(produced.variant, tier: produced.tier, conditions, timings)
-    }
+        if transforms.isFull, !transforms.hasJob(for: flightKey) { throw PipelineError.overloaded }
 
-    /// The original (fresh on disk, revalidated, or downloaded), then the transform on the bounded pool,
-    /// then the stores (disk in the background).
-    private func produce(
-        _ request: ImageRequest, choice: FormatChoice, negotiated: Bool, sourceKey: String, key: VariantKey,
-        stale: (variant: CachedVariant, tier: CacheTier)?, conditions: ClientConditions, now: Double, timings: RequestTimings
-    ) async throws -> Produced {
-        let original = try await originalFlights.run(key: sourceKey, onJoin: { self.metrics.recordDedupJoin(.fetch) }) {
-            try await self.original(of: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings)
+        let original = try await self.original(
+            of: source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, priority: priority)
+        if original.revalidated, let stale {
+            let refreshed = await refresh(stale, key: key, until: original.expiresAt)
+            return outcome(refreshed.variant, tier: refreshed.tier, conditions, timings)
         }
-        if original.revalidated, let stale { return await refresh(stale, key: key, until: original.expiresAt) }
-
-        let transformer = self.transformer
-        let source = original.bytes
-        let metrics = self.metrics
-        let queuedAt = metrics.queuedJob(.transform)
+        // Made by another request while this one waited for the original.
+        if let made = memory.value(for: key), made.expiresAt > now {
+            return outcome(made, tier: .memory, conditions, timings)
+        }
         let started = ContinuousClock.now
-        let result = try await pool.run { () throws -> (EncodedImage, Duration) in
-            metrics.startedJob(.transform, queuedAt: queuedAt)
-            defer { metrics.finishedJob(.transform) }
-            let begin = ContinuousClock.now
-            let encoded = try transformer.transform(source, request: request, choice: choice)
-            return (encoded, ContinuousClock.now - begin)
-        }
-        let (encoded, transformDuration) = result
-        timings.record("queue", ContinuousClock.now - started - transformDuration)
-        timings.record("transform", transformDuration)
-        metrics.recordTransform(format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
-
-        let variant = CachedVariant(
-            body: ByteBuffer(bytes: encoded.bytes), contentType: encoded.format.mediaType,
-            etag: EntityTag.strong(for: encoded.bytes), expiresAt: original.expiresAt, storable: original.storable,
-            variesOnAccept: negotiated, sourceKey: sourceKey)
-        store(variant, bytes: encoded.bytes, key: key, original: original, now: now)
-        return Produced(variant: variant, tier: .miss)
+        let produced = try await transforms.run(key: flightKey, priority: priority, mayShed: false) { try await make(original) }
+        timings.record("queue", ContinuousClock.now - started - produced.transformDuration)
+        timings.record("transform", produced.transformDuration)
+        return outcome(produced.variant, tier: produced.tier, conditions, timings)
     }
 
     /// The origin answered 304: a stale variant is good again until `expiresAt`, in both tiers.
@@ -162,20 +190,11 @@ public final class ImagePipeline: Sendable {
         return Produced(variant: refreshed, tier: stale.tier)
     }
 
-    /// Keeps a new variant (memory now, disk in the background) and a freshly downloaded original,
-    /// unless the origin forbade storing.
+    /// Keeps a new variant (memory now, disk in the background), unless the origin forbade storing.
     func store(_ variant: CachedVariant, bytes: [UInt8], key: VariantKey, original: Original, now: Double) {
         guard original.storable else { return }
         memory.insert(variant, for: key)
-        if original.needsStore { disk.storeInBackground(original.bytes, as: original.entry) }
         disk.storeInBackground(bytes, as: variant.diskEntry(key: key.hex, original: original.entry, now: now))
-    }
-
-    /// Sheds load: a request that would start new work while `maxPending` variants are already in
-    /// production is refused at once (joining work under way is always allowed).
-    func admit(_ flightKey: String) throws(PipelineError) {
-        guard variantFlights.count >= maxPending, !variantFlights.isRunning(flightKey) else { return }
-        throw .overloaded
     }
 
     /// What the caches hold for a key.

@@ -32,3 +32,11 @@ public enum PipelineError: PublicError, Equatable {
         return nil
     }
 }
+
+/// The client closed its connection before its image was ready (nginx's 499): the request left the
+/// queues; nobody reads this answer, but the access log and the metrics count it.
+public struct ClientClosedRequestError: PublicError {
+    public var httpStatus: Int { 499 }
+    public var publicMessage: String { "the client closed the connection before the image was ready" }
+    public var reason: String { "client_closed" }
+}

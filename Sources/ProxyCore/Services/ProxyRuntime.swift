@@ -70,7 +70,9 @@ public final class ProxyRuntime: Service, Sendable {
                 defaultTTL: configuration.cache.defaultTTL, minTTL: configuration.cache.minTTL,
                 maxTTL: configuration.cache.maxTTL),
             sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF, metrics: metrics,
-            maxPending: configuration.queue.maxPending)
+            queues: .init(
+                downloadSlots: configuration.fetch.concurrency, maxPending: configuration.queue.maxPending,
+                order: configuration.queue.order))
         fetcher.start()
         transformPool.start()
         readiness.markCachesOpen()

@@ -97,6 +97,18 @@ enum TestImages {
         return try VipsImage.fromPixels(pixels, width: width, height: height, bands: 3)
     }
 
+    /// A JPEG of pseudo-random noise: large for its size (about 1 MB at 1000×800, quality 95).
+    static func noiseJPEG(width: Int = 1000, height: Int = 800) throws -> [UInt8] {
+        var state: UInt32 = 2_463_534_242
+        let pixels = (0..<(width * height * 3)).map { _ -> UInt8 in
+            state ^= state << 13
+            state ^= state >> 17
+            state ^= state << 5
+            return UInt8(truncatingIfNeeded: state)
+        }
+        return try VipsImage.fromPixels(pixels, width: width, height: height, bands: 3).encoded(as: .jpeg, quality: 95).bytes
+    }
+
     static func jpeg(width: Int = 800, height: Int = 600) throws -> [UInt8] {
         try gradient(width: width, height: height).encoded(as: .jpeg, quality: 90).bytes
     }

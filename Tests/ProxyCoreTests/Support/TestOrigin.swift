@@ -12,8 +12,18 @@ struct TestOrigin {
     /// Requests received per path.
     final class Hits: Sendable {
         private let counts = Mutex<[String: Int]>([:])
-        func record(_ path: String) { counts.withLock { $0[path, default: 0] += 1 } }
+        private let events = Mutex<[String]>([])
+        func record(_ path: String) {
+            counts.withLock { $0[path, default: 0] += 1 }
+            note(path)
+        }
         func count(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
+        /// Counts an event under `name` without logging it.
+        func bump(_ name: String) { counts.withLock { $0[name, default: 0] += 1 } }
+        /// Appends to the event log (every request path in arrival order, plus route-specific events).
+        func note(_ event: String) { events.withLock { $0.append(event) } }
+        /// The event log so far.
+        var log: [String] { events.withLock { $0 } }
     }
 
     static let jpeg = try! TestImages.jpeg()
@@ -28,6 +38,10 @@ struct TestOrigin {
     static let gradientPNG = try! TestImages.gradient(width: 800, height: 600).encoded(as: .png).bytes
 
     let hits = Hits()
+
+    /// A large JPEG for `/ranged.jpg`.
+    static let noiseJPEG = try! TestImages.noiseJPEG()
+    static let rangedETag = "\"ranged-v1\""
 
     /// Bytes of the streamed `/huge` body (sent chunked, without Content-Length).
     static let hugeBytes = 2 * 1024 * 1024
@@ -87,6 +101,57 @@ struct TestOrigin {
             let delay = Int(context.parameters.get("delay") ?? "0") ?? 0
             try await Task.sleep(for: .milliseconds(delay))
             return image(Self.jpeg, type: "image/jpeg")
+        }
+        router.get("/named/:name/:delay") { _, context in
+            // Like /slow-ms, with a distinct path per name (so the log shows the order of requests).
+            let delay = Int(context.parameters.get("delay") ?? "0") ?? 0
+            try await Task.sleep(for: .milliseconds(delay))
+            return image(Self.jpeg, type: "image/jpeg")
+        }
+        router.get("/drip/:name") { request, _ in
+            // 64 KiB every 100 ms for 5 s; notes "aborted:<path>" when the client goes away before the end.
+            let path = request.uri.path
+            return Response(status: .ok, headers: [.contentType: "image/jpeg"], body: .init { writer in
+                let chunk = ByteBuffer(bytes: [UInt8](repeating: 0x41, count: 64 * 1024))
+                do {
+                    for _ in 0..<50 {
+                        try await writer.write(chunk)
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    try await writer.finish(nil)
+                } catch {
+                    hits.note("aborted:" + path)
+                    throw error
+                }
+            })
+        }
+        router.get("/ranged.jpg") { request, _ in
+            // A large JPEG sent in 32 KiB chunks every 30 ms, resumable: Accept-Ranges, a strong ETag, and
+            // `Range: bytes=N-` honoured when If-Range matches. Notes "range:<value>" for every range asked.
+            let bytes = Self.noiseJPEG
+            var start = 0
+            if let range = request.headers[.range] {
+                hits.note("range:" + range)
+                if request.headers[.ifRange] == Self.rangedETag, range.hasPrefix("bytes="), range.hasSuffix("-"),
+                    let first = Int(range.dropFirst(6).dropLast()), first < bytes.count {
+                    start = first
+                }
+            }
+            var headers: HTTPFields = [.contentType: "image/jpeg", .eTag: Self.rangedETag, .acceptRanges: "bytes"]
+            headers[.contentLength] = String(bytes.count - start)
+            if start > 0 { headers[.contentRange] = "bytes \(start)-\(bytes.count - 1)/\(bytes.count)" }
+            let from = start
+            return Response(status: start > 0 ? .partialContent : .ok, headers: headers, body: .init { writer in
+                var offset = from
+                while offset < bytes.count {
+                    let end = min(bytes.count, offset + 32 * 1024)
+                    try await writer.write(ByteBuffer(bytes: bytes[offset..<end]))
+                    hits.bump("ranged-chunk")
+                    offset = end
+                    try await Task.sleep(for: .milliseconds(30))
+                }
+                try await writer.finish(nil)
+            })
         }
         router.get("/slowish.jpg") { _, _ in
             try await Task.sleep(for: .milliseconds(400))
@@ -161,15 +226,7 @@ func withOriginAndProxy<Value: Sendable>(
     configure: (inout ProxyConfiguration) -> Void = { _ in },
     _ body: @Sendable (_ proxy: any TestClientProtocol, _ origin: String, _ hits: TestOrigin.Hits) async throws -> Value
 ) async throws -> Value {
-    var configuration = testConfiguration()
-    configure(&configuration)
-    defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
-    let origin = TestOrigin()
-    let finalConfiguration = configuration
-    return try await origin.makeApplication().test(.live) { originClient in
-        let base = "http://127.0.0.1:\(originClient.port!)"
-        return try await withProxy(finalConfiguration) { client, _ in try await body(client, base, origin.hits) }
-    }
+    try await withOriginAndRuntime(configure: configure) { proxy, origin, hits, _ in try await body(proxy, origin, hits) }
 }
 
 /// Runs `body` with a live proxy built from `configuration` (the cache folder is kept, so a second
@@ -196,4 +253,30 @@ extension TestClientProtocol {
 extension TestResponse {
     var text: String { String(buffer: body) }
     var bytes: [UInt8] { Array(buffer: body) }
+}
+
+/// Like ``withOriginAndProxy(configure:_:)``, with the proxy's runtime (its metrics and queues) too.
+func withOriginAndRuntime<Value: Sendable>(
+    configure: (inout ProxyConfiguration) -> Void = { _ in },
+    _ body: @Sendable (_ proxy: any TestClientProtocol, _ origin: String, _ hits: TestOrigin.Hits, _ runtime: ProxyRuntime) async throws -> Value
+) async throws -> Value {
+    var configuration = testConfiguration()
+    configure(&configuration)
+    defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+    let origin = TestOrigin()
+    let finalConfiguration = configuration
+    return try await origin.makeApplication().test(.live) { originClient in
+        let base = "http://127.0.0.1:\(originClient.port!)"
+        return try await withProxy(finalConfiguration) { client, runtime in try await body(client, base, origin.hits, runtime) }
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async throws -> Bool {
+    let end = ContinuousClock.now + timeout
+    while ContinuousClock.now < end {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
 }

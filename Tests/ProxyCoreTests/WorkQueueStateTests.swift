@@ -1,0 +1,76 @@
+import ProxyCore
+import Testing
+
+/// The queue's rules on the pure state machine: joining, priorities, order, bounds, leaving.
+@Suite struct WorkQueueStateTests {
+    @Test func aSecondRequestForAKeyJoinsItsJob() {
+        var state = WorkQueueState(slots: 1, maxQueued: 4)
+        guard case .start(let job, _) = state.join(key: "a", priority: .high) else { Issue.record("first starts"); return }
+        guard case .joined(let joined, _) = state.join(key: "a", priority: .low) else { Issue.record("second joins"); return }
+        #expect(joined == job)
+        #expect(state.job(for: "a")?.waiters == 2)
+        #expect(state.runningCount == 1 && state.waitingCount == 0)
+    }
+
+    @Test func highPriorityStartsBeforeEarlierLowJobsAndJoiningRaisesPriority() {
+        var state = WorkQueueState(slots: 1, maxQueued: 10)
+        _ = state.join(key: "busy", priority: .high)
+        _ = state.join(key: "low1", priority: .low)
+        _ = state.join(key: "low2", priority: .low)
+        _ = state.join(key: "low3", priority: .low)
+        _ = state.join(key: "high", priority: .high)
+        _ = state.join(key: "low3", priority: .high)  // a client joins a prefetch: raised
+        #expect(state.job(for: "low3")?.priority == .high)
+        var started: [String] = []
+        var finishing = (key: "busy", job: state.job(for: "busy")!.id)
+        while true {
+            _ = state.finish(key: finishing.key, job: finishing.job)
+            guard let next = state.nextToStart() else { break }
+            started.append(next.key)
+            finishing = next
+        }
+        #expect(started == ["low3", "high", "low1", "low2"], "high first (fifo among them), then low in arrival order")
+    }
+
+    @Test func lifoServesTheNewestFirstWithinAPriority() {
+        var state = WorkQueueState(slots: 1, maxQueued: 10, order: .lifo)
+        _ = state.join(key: "busy", priority: .high)
+        for key in ["a", "b", "c"] { _ = state.join(key: key, priority: .high) }
+        _ = state.finish(key: "busy", job: state.job(for: "busy")!.id)
+        #expect(state.nextToStart()?.key == "c")
+    }
+
+    @Test func theBacklogIsBoundedButJoiningIsAlwaysAllowed() {
+        var state = WorkQueueState(slots: 2, maxQueued: 1)
+        #expect(state.join(key: "a", priority: .high).isStart)
+        #expect(state.join(key: "b", priority: .high).isStart)
+        if case .queued = state.join(key: "c", priority: .high) {} else { Issue.record("third waits") }
+        #expect(state.join(key: "d", priority: .high) == .rejected)
+        if case .joined = state.join(key: "c", priority: .low) {} else { Issue.record("joining is allowed") }
+        if case .queued = state.join(key: "e", priority: .high, mayShed: false) {} else { Issue.record("accepted work is never shed") }
+    }
+
+    @Test func leavingRemovesWaitingJobsAndAbandonsRunningOnes() {
+        var state = WorkQueueState(slots: 1, maxQueued: 4)
+        guard case .start(let running, let first) = state.join(key: "run", priority: .high),
+            case .queued(let waiting, let second) = state.join(key: "wait", priority: .high),
+            case .joined(_, let third) = state.join(key: "wait", priority: .high)
+        else { Issue.record("setup"); return }
+        #expect(state.leave(key: "wait", waiter: second) == .stays, "another waiter remains")
+        #expect(state.leave(key: "wait", waiter: third) == .removedWaiting(waiting))
+        #expect(state.waitingCount == 0 && state.job(for: "wait") == nil)
+        #expect(state.leave(key: "run", waiter: first) == .abandonedRunning(running))
+        #expect(state.runningCount == 1, "an abandoned job keeps its slot until it ends")
+        if case .queued = state.join(key: "run", priority: .high) {} else { Issue.record("a new job for the key waits for the slot") }
+        #expect(state.finish(key: "run", job: running).isEmpty)
+        #expect(state.nextToStart()?.key == "run")
+        #expect(state.runningCount == 1 && state.waitingCount == 0)
+    }
+}
+
+extension WorkQueueState.JoinResult {
+    var isStart: Bool {
+        if case .start = self { return true }
+        return false
+    }
+}
