@@ -167,6 +167,24 @@ int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage
                                  "option_string", options, NULL);
 }
 
+int ipx_vips_thumbnail_jpeg_shrunk(const void *buffer, size_t length, VipsImage **out,
+                                   int width, int height, int size, int crop, int shrink) {
+    VipsImage *loaded = NULL;
+    VipsAccess access = crop >= 0 ? VIPS_ACCESS_RANDOM : VIPS_ACCESS_SEQUENTIAL;
+    if (vips_jpegload_buffer((void *)buffer, length, &loaded, "shrink", shrink, "fail_on", VIPS_FAIL_ON_ERROR,
+                             "access", access, NULL)) {
+        return -1;
+    }
+    int status;
+    if (crop >= 0) {
+        status = vips_thumbnail_image(loaded, out, width, "height", height, "size", size, "crop", crop, NULL);
+    } else {
+        status = vips_thumbnail_image(loaded, out, width, "height", height, "size", size, NULL);
+    }
+    g_object_unref(loaded);
+    return status;
+}
+
 int ipx_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
     return vips_extract_area(in, out, left, top, width, height, NULL);
 }

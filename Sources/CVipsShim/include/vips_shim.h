@@ -50,6 +50,11 @@ int ipx_vips_gifsave(VipsImage *in, void **buffer, size_t *length);
 /// size: VipsSize (0 both, 1 up, 2 down, 3 force); crop: VipsInteresting, or -1 for no crop.
 int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage **out,
                                     int width, int height, int size, int crop, int pages);
+
+/// A JPEG decoded at 1/`shrink` scale in the DCT (shrink 1, 2, 4 or 8), then thumbnailed exactly like
+/// ipx_vips_thumbnail_buffer_pages (auto-rotation, colour management, crop). Sequential access unless cropping.
+int ipx_vips_thumbnail_jpeg_shrunk(const void *buffer, size_t length, VipsImage **out,
+                                   int width, int height, int size, int crop, int shrink);
 /// Copies an area.
 int ipx_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
 /// Places `in` in the centre of a width x height canvas filled with `background` (one value per band).

@@ -82,13 +82,34 @@ struct ResizeStep {
         }
     }
 
+    /// The JPEG shrink-on-load factor (1, 2, 4 or 8) for a source of `header`: the largest that still
+    /// decodes at least the pixels the output needs (the DCT scaling Pillow's draft mode uses). libvips'
+    /// `thumbnail` stops at half of that for extra sharpness; the final Lanczos reduce is the same.
+    func jpegShrink(for header: SourceHeader) -> Int {
+        guard frames == 1, !enlarge else { return 1 }
+        let arguments = thumbnailArguments(for: header)
+        let source = header.orientedSize
+        let across = Double(source.width) / Double(arguments.width)
+        let down = Double(source.height) / Double(arguments.height)
+        // Cropping and stretching keep the side that needs more pixels; contain the other.
+        let coversBox = arguments.crop != Crop.none.rawValue || arguments.size == Size.force.rawValue
+        let factor = coversBox ? min(across, down) : max(across, down)
+        return [8, 4, 2].first { Double($0) <= factor } ?? 1
+    }
+
     /// Decodes `bytes` into a resized, upright image.
     /// - Throws: ``ImagingError/undecodable`` when the source cannot be decoded.
     func apply(to bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline? = nil) throws(ImagingError) -> VipsImage {
         let arguments = thumbnailArguments(for: header)
+        let shrink = SourceFormat(sniffing: bytes) == .jpeg ? jpegShrink(for: header) : 1
         var output: UnsafeMutablePointer<_VipsImage>?
         let status = bytes.withUnsafeBytes { raw in
-            ipx_vips_thumbnail_buffer_pages(
+            if shrink > 1 {
+                return ipx_vips_thumbnail_jpeg_shrunk(
+                    raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),
+                    arguments.size, arguments.crop, Int32(shrink))
+            }
+            return ipx_vips_thumbnail_buffer_pages(
                 raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),
                 arguments.size, arguments.crop, Int32(frames))
         }
