@@ -47,6 +47,30 @@ import Testing
         }
     }
 
+    @Test func originalsAreAdmittedToDiskOnTheirSecondDownloadUnderRepeat() async throws {
+        try await withOriginAndRuntime(configure: { $0.cache.storeOriginals = .repeat }) { proxy, origin, hits, runtime in
+            let url = "\(origin)/counted.jpg"
+            let width120 = try await proxy.image([("url", url), ("w", "120")])
+            #expect(width120.status == .ok)
+            await runtime.diskCache.waitForPendingWrites()
+            #expect(await runtime.diskCache.usage().entries == 1, "a first download stores the variant only")
+            let width64 = try await proxy.image([("url", url), ("w", "64")])
+            #expect(width64.status == .ok)
+            #expect(hits.count("/counted.jpg") == 2)
+            await runtime.diskCache.waitForPendingWrites()
+            #expect(await runtime.diskCache.usage().entries == 3, "the second download stores the original too")
+            let width32 = try await proxy.image([("url", url), ("w", "32")])
+            #expect(width32.status == .ok)
+            #expect(hits.count("/counted.jpg") == 2, "later variants come from the stored original")
+        }
+        let never = OriginalAdmission(policy: .never)
+        #expect(!never.admits("a") && !never.admits("a"))
+        let repeating = OriginalAdmission(policy: .repeat, window: 2)
+        #expect(!repeating.admits("a") && repeating.admits("a"))
+        #expect(!repeating.admits("b") && !repeating.admits("c"), "a full window is forgotten at once")
+        #expect(!repeating.admits("a"))
+    }
+
     @Test func originMaxAgeIsHonouredAndRevalidatedWith304() async throws {
         try await withOriginAndProxy { proxy, origin, hits in
             let url = "\(origin)/fresh.jpg"

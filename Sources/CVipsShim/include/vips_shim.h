@@ -55,6 +55,14 @@ int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage
 /// ipx_vips_thumbnail_buffer_pages (auto-rotation, colour management, crop). Sequential access unless cropping.
 int ipx_vips_thumbnail_jpeg_shrunk(const void *buffer, size_t length, VipsImage **out,
                                    int width, int height, int size, int crop, int shrink);
+
+/// A progressive YCbCr or grey JPEG decoded at 1/8 scale from its DC scans only (jpeg_dc.c), with its
+/// ICC profile and `orientation` attached. 0: *out is set; 1: not applicable (baseline, CMYK, damaged
+/// before the DC scans end): decode another way; -1: out of memory.
+int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, VipsImage **out);
+
+/// vips_thumbnail_image with the arguments of ipx_vips_thumbnail_buffer_pages.
+int ipx_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int size, int crop);
 /// Copies an area.
 int ipx_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
 /// Places `in` in the centre of a width x height canvas filled with `background` (one value per band).

@@ -29,6 +29,11 @@ extension ProxyConfiguration {
         .text("logLevel", "one of trace, debug, info, notice, warning, error, critical", \.logLevel,
               allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
         .text("cache.dir", "a folder path", \.cache.directory),
+        ConfigurationSetting(key: "cache.storeOriginals", expectation: "one of always, repeat, never") { configuration, text in
+            guard let policy = OriginalAdmission.Policy(rawValue: text) else { return false }
+            configuration.cache.storeOriginals = policy
+            return true
+        },
         .integer("cache.memoryBytes", 0...(1 << 40), \.cache.memoryBytes),
         .integer("cache.diskBytes", 0...(1 << 50), \.cache.diskBytes),
         .integer("cache.defaultTtl", 0...315_360_000, \.cache.defaultTTL),

@@ -104,6 +104,14 @@ struct ResizeStep {
         let shrink = SourceFormat(sniffing: bytes) == .jpeg ? jpegShrink(for: header) : 1
         var output: UnsafeMutablePointer<_VipsImage>?
         let status = bytes.withUnsafeBytes { raw in
+            if shrink == 8, let eighth = JPEGEighthDecoder.decode(bytes, orientation: header.orientation) {
+                // Progressive JPEGs: the DC scans alone make the 1/8 image (most of the file is skipped).
+                return withExtendedLifetime(eighth) {
+                    ipx_vips_thumbnail_image(
+                        eighth.pointer, &output, Int32(arguments.width), Int32(arguments.height), arguments.size,
+                        arguments.crop)
+                }
+            }
             if shrink > 1 {
                 return ipx_vips_thumbnail_jpeg_shrunk(
                     raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),

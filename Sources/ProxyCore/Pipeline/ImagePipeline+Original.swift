@@ -77,7 +77,7 @@ extension ImagePipeline {
     /// A fresh download, stored on disk (in the background) unless the origin forbade storing.
     private func downloaded(_ fetched: FetchedSource, key: String, sourceKey: String, now: Double) -> Original {
         let original = describe(fetched, key: key, sourceKey: sourceKey, now: now)
-        if original.storable { disk.storeInBackground(original.bytes, as: original.entry) }
+        if original.storable, originalAdmission.admits(sourceKey) { disk.storeInBackground(original.bytes, as: original.entry) }
         return original
     }
 
@@ -88,7 +88,7 @@ extension ImagePipeline {
         let entry = DiskEntry(
             key: key, kind: .original, sourceKey: sourceKey, size: fetched.body.count,
             contentType: fetched.header("content-type") ?? "application/octet-stream",
-            etag: EntityTag.strong(for: fetched.body), originETag: fetched.header("etag"),
+            etag: "\"\(fetched.body.count)-\(Int(now * 1000))\"", originETag: fetched.header("etag"),
             originLastModified: fetched.header("last-modified"), fetchedAt: now, expiresAt: expiresAt,
             lastAccess: now, variesOnAccept: false)
         return Original(bytes: fetched.body, expiresAt: expiresAt, storable: verdict.storable, revalidated: false, entry: entry)

@@ -45,6 +45,8 @@ public final class ImagePipeline: Sendable {
     let sourceKeys: SourceKeyPolicy
     let allowAutoAVIF: Bool
     let metrics: ProxyMetrics
+    /// Which downloaded originals go to disk.
+    let originalAdmission: OriginalAdmission
     /// One job per source: at most `fetch.concurrency` transfers, aborted when nobody waits.
     let downloads: PriorityWorkQueue<Original>
     /// One job per variant: at most one per pool thread, finished even when nobody waits (it is cached).
@@ -77,9 +79,10 @@ public final class ImagePipeline: Sendable {
         memory: MemoryCache, disk: DiskCache, negative: NegativeCache, statistics: CacheStatistics,
         fetcher: OriginFetcher, pool: TransformPool, transformer: ImageTransformer,
         freshness: FreshnessPolicy, sourceKeys: SourceKeyPolicy, allowAutoAVIF: Bool, metrics: ProxyMetrics,
-        queues: QueueSettings = QueueSettings()
+        queues: QueueSettings = QueueSettings(), originalAdmission: OriginalAdmission = OriginalAdmission(policy: .always)
     ) {
         self.metrics = metrics
+        self.originalAdmission = originalAdmission
         downloads = PriorityWorkQueue(
             slots: queues.downloadSlots, maxQueued: queues.maxPending, order: queues.order, abortsAbandonedJobs: true,
             observer: { metrics.recordStage(.fetch, waiting: $0, running: $1, waited: $2) },

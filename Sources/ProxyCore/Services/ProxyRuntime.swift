@@ -72,7 +72,8 @@ public final class ProxyRuntime: Service, Sendable {
             sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF, metrics: metrics,
             queues: .init(
                 downloadSlots: configuration.fetch.concurrency, maxPending: configuration.queue.maxPending,
-                order: configuration.queue.order))
+                order: configuration.queue.order),
+            originalAdmission: OriginalAdmission(policy: configuration.cache.storeOriginals))
         fetcher.start()
         transformPool.start()
         readiness.markCachesOpen()
