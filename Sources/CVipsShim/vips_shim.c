@@ -328,3 +328,7 @@ int ipx_vips_copy_as_animation(VipsImage *in, VipsImage **out, int page_height, 
 int ipx_limit_malloc_arenas(int arenas) {
     return mallopt(M_ARENA_MAX, arenas);
 }
+
+int ipx_set_malloc_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+}

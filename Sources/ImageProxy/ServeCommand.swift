@@ -36,7 +36,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // glibc gives every thread its own malloc arena; with libvips' large short-lived buffers on many
         // threads that multiplies resident memory. Two arenas keep RSS bounded (MALLOC_ARENA_MAX wins if set).
-        if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil { Vips.limitMallocArenas(2) }
+        // And a fixed mmap threshold returns image-sized blocks at once (MALLOC_MMAP_THRESHOLD_ wins if set).
+        let mallocSettings = ProcessInfo.processInfo.environment
+        if mallocSettings["MALLOC_ARENA_MAX"] == nil { Vips.limitMallocArenas(2) }
+        if mallocSettings["MALLOC_MMAP_THRESHOLD_"] == nil { Vips.fixMallocMmapThreshold(bytes: 256 * 1024) }
         let level = Logger.Level(rawValue: settings.logLevel) ?? .info
         let format = StructuredLogHandler.Format(rawValue: settings.observability.logFormat) ?? .logfmt
         LoggingSystem.bootstrap { label in StructuredLogHandler(label: label, format: format, level: level) }

@@ -14,6 +14,11 @@ int ipx_vips_start(const char *program_name, int concurrency, int operation_cach
 /// many threads turn into resident memory. Returns 0 on failure.
 int ipx_limit_malloc_arenas(int arenas);
 
+/// Fixes glibc's mmap threshold (normally it grows up to 32 MiB after large frees, after which
+/// multi-megabyte image buffers stay in the heap and fragment it): larger blocks are mapped and given
+/// back to the system as soon as they are freed. Returns 0 on failure.
+int ipx_set_malloc_mmap_threshold(int bytes);
+
 /// Reads only the header of an encoded image (no pixel decode).
 int ipx_vips_header(const void *buffer, size_t length,
                     int *width, int *height, int *pages, int *orientation, int *bands);

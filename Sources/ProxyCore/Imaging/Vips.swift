@@ -17,6 +17,11 @@ public enum Vips {
         _ = ipx_limit_malloc_arenas(Int32(arenas))
     }
 
+    /// Fixes glibc's mmap threshold so that image-sized blocks are returned to the system when freed.
+    public static func fixMallocMmapThreshold(bytes: Int) {
+        _ = ipx_set_malloc_mmap_threshold(Int32(bytes))
+    }
+
     /// Bytes libvips tracks as allocated now, and the most it has tracked at once.
     public static var trackedMemory: (current: Int, highWater: Int) {
         (Int(vips_tracked_get_mem()), Int(vips_tracked_get_mem_highwater()))
