@@ -1,0 +1,468 @@
+#!/usr/bin/env python3
+"""ImageProxy's own load scenarios, next to the shared peers harness (../shared/bench/peers.sh).
+
+Run by bench/run.sh with the harness's vips-venv python (pyvips; numpy is added for SSIM). Every process
+listens on 127.0.0.1 only. Writes one JSON object per scenario to --out (JSON lines):
+
+  memory-hit   one hot variant, ours vs nginx serving the same bytes as a static file (wrk, c8 and c32)
+  disk-hit     a working set of 240 variants with a 1 MiB memory tier: every hit comes from disk
+  dedup-storm  200 concurrent requests for one uncached, slowly served source: origin GETs and transforms
+  mixed        Zipf-distributed sources and srcset widths; hit ratio and RSS, optionally a long soak
+  overload     2x the concurrency the queues accept: accepted p99, share and latency of the fast 503s
+  quality      SSIM of ours and thumbor against a careful reference downscale (no shrink-on-load, Lanczos3)
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORIGIN_PORT = 18181
+STATIC_PORT = 18182
+OURS_PORT = 18190
+THUMBOR_PORT = 18183
+WIDTHS = [320, 480, 640, 960, 1280]
+
+
+def log(message):
+    print(f"[scenarios {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def wait_ready(url, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except Exception:
+            time.sleep(0.2)
+    raise RuntimeError(f"not ready: {url}")
+
+
+def get(url, timeout=60):
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(), dict(error.headers)
+
+
+def peak_rss_mb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def rss_mb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+class Origin:
+    """nginx on loopback: the corpus under /u/<anything>/<file>, a slow copy under /slow/, an access log,
+    and a second server for static files (the memory-hit comparison)."""
+
+    def __init__(self, corpus, workdir):
+        self.dir = os.path.join(workdir, "nginx")
+        self.static = os.path.join(workdir, "static")
+        os.makedirs(self.dir, exist_ok=True)
+        os.makedirs(self.static, exist_ok=True)
+        self.access_log = os.path.join(self.dir, "access.log")
+        conf = os.path.join(self.dir, "nginx.conf")
+        with open(conf, "w") as file:
+            file.write(f"""
+daemon off; master_process on; worker_processes 1; pid {self.dir}/nginx.pid;
+error_log {self.dir}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off; keepalive_requests 1000000; keepalive_timeout 120s;
+  client_body_temp_path {self.dir}/body; proxy_temp_path {self.dir}/proxy; fastcgi_temp_path {self.dir}/fastcgi;
+  uwsgi_temp_path {self.dir}/uwsgi; scgi_temp_path {self.dir}/scgi;
+  types {{ image/jpeg jpg jpeg; image/png png; }}
+  default_type application/octet-stream;
+  sendfile on; tcp_nopush on;
+  server {{
+    listen 127.0.0.1:{ORIGIN_PORT};
+    location ~ ^/slow/[^/]+/(?<f>[^/]+)$ {{ access_log {self.access_log}; limit_rate 1m; alias {corpus}/$f; }}
+    location ~ ^/u/[^/]+/(?<f>[^/]+)$ {{ alias {corpus}/$f; }}
+  }}
+  server {{
+    listen 127.0.0.1:{STATIC_PORT};
+    location / {{ root {self.static}; }}
+  }}
+}}
+""")
+        self.process = subprocess.Popen(["nginx", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+
+    def gets(self, needle):
+        try:
+            with open(self.access_log) as file:
+                return sum(1 for line in file if needle in line and '"GET ' in line)
+        except OSError:
+            return 0
+
+    def stop(self):
+        self.process.send_signal(signal.SIGQUIT)
+        self.process.wait(timeout=10)
+
+
+class Ours:
+    """The release binary with an environment per scenario and a fresh cache folder."""
+
+    def __init__(self, binary, workdir, **settings):
+        self.cache = tempfile.mkdtemp(prefix="cache-", dir=workdir)
+        env = dict(os.environ)
+        env.update({
+            "IMAGEPROXY_BIND": f"127.0.0.1:{OURS_PORT}", "IMAGEPROXY_CACHE_DIR": self.cache,
+            "IMAGEPROXY_ALLOW_LOOPBACK_SOURCES": "true", "IMAGEPROXY_LOG_LEVEL": "warning",
+        })
+        for key, value in settings.items():
+            env["IMAGEPROXY_" + key] = str(value)
+        self.process = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_ready(f"http://127.0.0.1:{OURS_PORT}/ready")
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def metric(self, name, labels=None):
+        _, body, _ = get(f"http://127.0.0.1:{OURS_PORT}/metrics")
+        total = 0.0
+        for line in body.decode().splitlines():
+            if not line.startswith(name) or line.startswith("#"):
+                continue
+            series, value = line.rsplit(" ", 1)
+            if series.split("{")[0] != name:
+                continue
+            if labels and not all(f'{key}="{val}"' in series for key, val in labels.items()):
+                continue
+            total += float(value)
+        return total
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        shutil.rmtree(self.cache, ignore_errors=True)
+
+
+def image_url(source_path, width):
+    source = f"http://127.0.0.1:{ORIGIN_PORT}/{source_path}"
+    return f"/img?url={urllib.parse.quote(source, safe='')}&w={width}&format=jpeg"
+
+
+def wrk(url, connections, duration, paths_file=None):
+    """wrk on loopback; with paths_file each request takes the next path of the file. Returns a dict."""
+    script = os.path.join(HERE, "paths.lua")
+    command = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "30s"]
+    if paths_file:
+        command += ["-s", script, url, "--", paths_file]
+    else:
+        command += ["-s", script, url]
+    output = subprocess.run(command, capture_output=True, text=True, timeout=duration + 120).stdout
+    result = {"connections": connections}
+    match = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    result["rps"] = float(match.group(1)) if match else 0.0
+    for label, key in (("50%", "p50_ms"), ("99%", "p99_ms")):
+        match = re.search(rf"{re.escape(label)}\s+([\d.]+)(us|ms|s)", output)
+        if match:
+            value = float(match.group(1)) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[match.group(2)]
+            result[key] = round(value, 2)
+    match = re.search(r"STATUS (\{.*\})", output)
+    result["statuses"] = json.loads(match.group(1)) if match else {}
+    return result
+
+
+def write_paths(workdir, name, paths):
+    path = os.path.join(workdir, name)
+    with open(path, "w") as file:
+        file.write("\n".join(paths) + "\n")
+    return path
+
+
+def jpegs(corpus):
+    return sorted(name for name in os.listdir(corpus) if name.endswith(".jpg"))
+
+
+# --- scenarios -------------------------------------------------------------------------------------
+
+def memory_hit(args, origin, corpus):
+    ours = Ours(args.binary, args.workdir)
+    try:
+        path = image_url("u/hot/Kite-2560x1600.jpg", 300)
+        status, body, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}")
+        assert status == 200, status
+        with open(os.path.join(origin.static, "thumb.jpg"), "wb") as file:
+            file.write(body)
+        rows = []
+        for connections in args.concs:
+            mine = wrk(f"http://127.0.0.1:{OURS_PORT}{path}", connections, args.duration)
+            nginx = wrk(f"http://127.0.0.1:{STATIC_PORT}/thumb.jpg", connections, args.duration)
+            rows.append({"connections": connections, "ours": mine, "nginx_static": nginx,
+                         "ratio": round(mine["rps"] / nginx["rps"], 3) if nginx["rps"] else None})
+        return {"scenario": "memory-hit", "bytes": len(body), "rows": rows, "peak_rss_mb": peak_rss_mb(ours.pid)}
+    finally:
+        ours.stop()
+
+
+def disk_hit(args, origin, corpus):
+    ours = Ours(args.binary, args.workdir, CACHE_MEMORY_BYTES=1024 * 1024)
+    try:
+        paths = [image_url(f"u/disk/{name}", 200 + step * 10) for name in jpegs(corpus) for step in range(20)]
+        for path in paths:
+            status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}")
+            assert status == 200, status
+        time.sleep(2)  # the background disk writes land
+        before = ours.metric("imageproxy_cache_lookups_total", {"tier": "disk", "result": "hit"})
+        random.Random(7).shuffle(paths)
+        result = wrk(f"http://127.0.0.1:{OURS_PORT}", 8, args.duration, write_paths(args.workdir, "disk.txt", paths))
+        hits = ours.metric("imageproxy_cache_lookups_total", {"tier": "disk", "result": "hit"}) - before
+        misses = ours.metric("imageproxy_cache_lookups_total", {"tier": "disk", "result": "miss"})
+        return {"scenario": "disk-hit", "variants": len(paths), "memory_tier_bytes": 1048576, "row": result,
+                "disk_hits": hits, "disk_misses_total": misses, "peak_rss_mb": peak_rss_mb(ours.pid)}
+    finally:
+        ours.stop()
+
+
+def dedup_storm(args, origin, corpus):
+    ours = Ours(args.binary, args.workdir)
+    try:
+        nonce = f"storm{int(time.time())}"
+        path = image_url(f"slow/{nonce}/Flow-5120x2880.jpg", 300)
+        barrier = threading.Barrier(200)
+        results = []
+        lock = threading.Lock()
+
+        def client():
+            barrier.wait()
+            started = time.time()
+            status, body, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}", timeout=120)
+            with lock:
+                results.append((status, len(body), time.time() - started))
+
+        threads = [threading.Thread(target=client) for _ in range(200)]
+        started = time.time()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        statuses = {}
+        for status, _, _ in results:
+            statuses[str(status)] = statuses.get(str(status), 0) + 1
+        return {"scenario": "dedup-storm", "clients": 200, "statuses": statuses,
+                "distinct_sizes": len({size for _, size, _ in results}),
+                "origin_gets": origin.gets(f"/slow/{nonce}/"),
+                "transforms": ours.metric("imageproxy_transform_duration_seconds_count"),
+                "wall_s": round(time.time() - started, 2),
+                "max_client_s": round(max(seconds for _, _, seconds in results), 2)}
+    finally:
+        ours.stop()
+
+
+def mixed(args, origin, corpus):
+    ours = Ours(args.binary, args.workdir)
+    try:
+        rng = random.Random(11)
+        names = jpegs(corpus)
+        sources = [f"u/page{index}/{names[index % len(names)]}" for index in range(args.mixed_sources)]
+        weights = [1 / (rank + 1) ** 1.1 for rank in range(len(sources))]
+        paths = [image_url(rng.choices(sources, weights)[0], rng.choice(WIDTHS)) for _ in range(20000)]
+        samples = []
+        stop = threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                samples.append((time.time(), rss_mb(ours.pid)))
+                stop.wait(5)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        result = wrk(f"http://127.0.0.1:{OURS_PORT}", 16, args.mixed_duration, write_paths(args.workdir, "mixed.txt", paths))
+        stop.set()
+        sampler.join()
+        hits = sum(ours.metric("imageproxy_cache_lookups_total", {"tier": tier, "result": "hit"}) for tier in ("memory", "disk"))
+        lookups = ours.metric("imageproxy_cache_lookups_total", {"tier": "memory"})
+        rss = [value for _, value in samples if value]
+        # Growth: the last fifth of the run against the first sample taken after the first fifth (warm caches).
+        fifth = max(1, len(rss) // 5)
+        warm, late = rss[fifth:2 * fifth] or rss, rss[-fifth:]
+        growth = (max(late) / max(warm) - 1) * 100 if warm and late else None
+        return {"scenario": "mixed", "sources": len(sources), "duration_s": args.mixed_duration, "row": result,
+                "hit_ratio": round(hits / lookups, 3) if lookups else None, "rss_mb_samples": rss,
+                "rss_growth_pct": round(growth, 1) if growth is not None else None, "peak_rss_mb": peak_rss_mb(ours.pid)}
+    finally:
+        ours.stop()
+
+
+def overload(args, origin, corpus):
+    """Queues: 16 downloads + 4 waiting, 2 transforms + 4 waiting, so about 2 + 4 + what is downloading is
+    accepted; 48 connections of impatient clients (100 ms pause after a 503) ask for new sources."""
+    ours = Ours(args.binary, args.workdir, QUEUE_MAX_PENDING=4, FETCH_CONCURRENCY=8)
+    try:
+        names = jpegs(corpus)
+        latencies = {"200": [], "503": [], "other": []}
+        lock = threading.Lock()
+        end = time.time() + args.duration
+        counter = [0]
+
+        def client(index):
+            while time.time() < end:
+                with lock:
+                    counter[0] += 1
+                    number = counter[0]
+                path = image_url(f"u/over{index}-{number}/{names[number % len(names)]}", 300)
+                started = time.time()
+                status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}", timeout=120)
+                elapsed = (time.time() - started) * 1000
+                with lock:
+                    latencies[str(status) if str(status) in latencies else "other"].append(elapsed)
+                if status == 503:
+                    time.sleep(0.1)
+
+        threads = [threading.Thread(target=client, args=(index,)) for index in range(48)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        def percentile(values, share):
+            values = sorted(values)
+            return round(values[min(len(values) - 1, int(len(values) * share))], 1) if values else None
+
+        total = sum(len(values) for values in latencies.values())
+        return {"scenario": "overload", "connections": 48, "duration_s": args.duration,
+                "accepted": len(latencies["200"]), "shed": len(latencies["503"]), "other": len(latencies["other"]),
+                "shed_share": round(len(latencies["503"]) / total, 3) if total else None,
+                "accepted_rps": round(len(latencies["200"]) / args.duration, 1),
+                "accepted_p50_ms": percentile(latencies["200"], 0.5), "accepted_p99_ms": percentile(latencies["200"], 0.99),
+                "shed_p99_ms": percentile(latencies["503"], 0.99), "peak_rss_mb": peak_rss_mb(ours.pid)}
+    finally:
+        ours.stop()
+
+
+def quality(args, origin, corpus):
+    import numpy
+    import pyvips
+
+    def luma(image):
+        image = image.colourspace("srgb")
+        if image.hasalpha():
+            image = image.flatten()
+        y = image.colourspace("b-w")
+        return numpy.ndarray(buffer=y.write_to_memory(), dtype=numpy.uint8, shape=[y.height, y.width, y.bands])[:, :, 0].astype(numpy.float64)
+
+    def ssim(a, b):
+        # Gaussian-window SSIM (sigma 1.5) on luma, as Wang et al.; pyvips does the blurs.
+        c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+
+        def blur(array):
+            image = pyvips.Image.new_from_memory(numpy.ascontiguousarray(array, dtype=numpy.float64).tobytes(),
+                                                 array.shape[1], array.shape[0], 1, "double")
+            blurred = image.gaussblur(1.5, precision="float")
+            return numpy.ndarray(buffer=blurred.cast("double").write_to_memory(), dtype=numpy.float64, shape=array.shape)
+
+        mu_a, mu_b = blur(a), blur(b)
+        var_a, var_b, cov = blur(a * a) - mu_a ** 2, blur(b * b) - mu_b ** 2, blur(a * b) - mu_a * mu_b
+        index = ((2 * mu_a * mu_b + c1) * (2 * cov + c2)) / ((mu_a ** 2 + mu_b ** 2 + c1) * (var_a + var_b + c2))
+        return float(index.mean())
+
+    thumbor = None
+    thumbor_bin = os.path.join(args.peers_dir, "thumbor-venv", "bin", "thumbor")
+    if os.path.exists(thumbor_bin):
+        conf = os.path.join(args.workdir, "thumbor.conf")
+        with open(conf, "w") as file:
+            file.write("ALLOW_UNSAFE_URL = True\nSECURITY_KEY = 'bench'\nLOADER = 'thumbor.loaders.http_loader'\n"
+                       "STORAGE = 'thumbor.storages.no_storage'\nRESULT_STORAGE = None\nENGINE = 'thumbor.engines.pil'\n"
+                       "QUALITY = 80\nAUTO_WEBP = False\n")
+        thumbor = subprocess.Popen([thumbor_bin, "-i", "127.0.0.1", "-p", str(THUMBOR_PORT), "-c", conf, "-l", "warning"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_ready(f"http://127.0.0.1:{THUMBOR_PORT}/healthcheck")
+    ours = Ours(args.binary, args.workdir)
+    try:
+        rows = []
+        for name in jpegs(corpus):
+            reference_full = pyvips.Image.new_from_file(os.path.join(corpus, name)).autorot().copy_memory()
+            row = {"source": name}
+            outputs = {"ours": get(f"http://127.0.0.1:{OURS_PORT}{image_url('u/q/' + name, 300)}")[1]}
+            if thumbor:
+                outputs["thumbor"] = get(f"http://127.0.0.1:{THUMBOR_PORT}/unsafe/300x0/127.0.0.1:{ORIGIN_PORT}/u/q/{name}")[1]
+            for server, body in outputs.items():
+                image = pyvips.Image.new_from_buffer(body, "")
+                # The reference: the whole image decoded (no shrink-on-load), Lanczos3 in one step to the same size.
+                reference = reference_full.resize(image.width / reference_full.width,
+                                                  vscale=image.height / reference_full.height, kernel="lanczos3")
+                row[server] = round(ssim(luma(reference), luma(image)), 4)
+                row[server + "_bytes"] = len(body)
+            rows.append(row)
+        summary = {server: round(sum(row[server] for row in rows) / len(rows), 4) for server in ("ours", "thumbor") if server in rows[0]}
+        return {"scenario": "quality", "width": 300, "mean_ssim": summary, "rows": rows}
+    finally:
+        ours.stop()
+        if thumbor:
+            thumbor.send_signal(signal.SIGTERM)
+            thumbor.wait(timeout=20)
+
+
+SCENARIOS = {"memory-hit": memory_hit, "disk-hit": disk_hit, "dedup-storm": dedup_storm, "mixed": mixed,
+             "overload": overload, "quality": quality}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--corpus", required=True)
+    parser.add_argument("--peers-dir", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--duration", type=int, default=15)
+    parser.add_argument("--mixed-duration", type=int, default=60)
+    parser.add_argument("--mixed-sources", type=int, default=400)
+    parser.add_argument("--concs", type=int, nargs="+", default=[8, 32])
+    parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS))
+    args = parser.parse_args()
+    args.workdir = tempfile.mkdtemp(prefix="imageproxy-scenarios-")
+    os.chmod(args.workdir, 0o755)
+    origin = Origin(os.path.abspath(args.corpus), args.workdir)
+    try:
+        with open(args.out, "a") as out:
+            for name in args.scenarios:
+                log(f"{name}")
+                try:
+                    result = SCENARIOS[name](args, origin, args.corpus)
+                except Exception as error:  # one failing scenario still leaves the others' results
+                    result = {"scenario": name, "error": repr(error)}
+                log(json.dumps(result)[:400])
+                out.write(json.dumps(result) + "\n")
+                out.flush()
+    finally:
+        origin.stop()
+        shutil.rmtree(args.workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
