@@ -1,18 +1,60 @@
 #!/usr/bin/env bash
-# Builds the release binary and runs the shared peers harness (../shared/bench/peers.sh: thumbor,
-# nginx image_filter and the libvips ceiling, with wrk on loopback) with ImageProxy as one more row.
-# Arguments go to peers.sh (e.g. --quick, --repeat 3, --scenarios "transform hot").
-# Results: $PEERS_DIR/results/<run id>/ (table.txt, results.jsonl, machine details in peers.log).
+# The benchmark, end to end, on loopback: builds the release binary, installs what is missing (nginx,
+# wrk, thumbor, pyvips, the corpus: ../shared/bench/setup_peers.sh), runs the shared peers harness
+# (thumbor, nginx image_filter, the libvips ceiling) with ImageProxy as one more row for `transform` and
+# `hot`, then ImageProxy's own scenarios (bench/scenarios.py: memory-hit vs nginx static, disk-hit,
+# dedup-storm, mixed, overload, SSIM quality), and prints one table with ratios (bench/report.py).
+#
+#   bash bench/run.sh                 # full: 15 s cells, REPEAT=3, 10-minute mixed soak (about 40 min)
+#   bash bench/run.sh --quick         # 5 s cells, one repeat, 1-minute mixed (about 6 min)
+#
+# Results: bench/results/<run id>/ (peers.jsonl, scenarios.jsonl, table.md with the machine's details).
+# Environment: PEERS_DIR (default /tmp/imageproxy-peers; the harness's nginx must be able to read it),
+# HARNESS (default ../shared/bench/peers.sh), IMAGEPROXY_* settings for every ImageProxy started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-harness=${HARNESS:-../shared/bench/peers.sh}
+root=$(pwd)
+harness=${HARNESS:-$root/../shared/bench/peers.sh}
 [ -x "$harness" ] || { echo "bench: $harness not found (set HARNESS)" >&2; exit 1; }
+export PEERS_DIR=${PEERS_DIR:-/tmp/imageproxy-peers}
+
+quick=0
+for argument in "$@"; do [ "$argument" = "--quick" ] && quick=1; done
+if [ "$quick" = 1 ]; then
+  peers_args=(--quick); duration=5; mixed=60; repeat=1
+else
+  peers_args=(--repeat "${REPEAT:-3}"); duration=15; mixed=${MIXED_SECONDS:-600}; repeat=${REPEAT:-3}
+fi
+
+if [ ! -x "$PEERS_DIR/vips-venv/bin/python" ] || ! command -v wrk >/dev/null || ! command -v nginx >/dev/null; then
+  bash "$(dirname "$harness")/setup_peers.sh"
+fi
+chmod -R a+rX "$PEERS_DIR" 2>/dev/null || true
+"$PEERS_DIR/vips-venv/bin/python" -c 'import numpy' 2>/dev/null || "$PEERS_DIR/vips-venv/bin/pip" install -q numpy
+
 swift build -c release --product ImageProxy
 binary="$(swift build -c release --show-bin-path)/ImageProxy"
+run_id=$(date +%Y%m%d-%H%M%S)
+out="$root/bench/results/$run_id"
+mkdir -p "$out"
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
-export OURS_NAME=${OURS_NAME:-imageproxy}
+
+# 1. The peers harness, ImageProxy as the row "imageproxy" (defaults, plus a deep backlog so that wrk's
+#    32 connections are never shed in `transform`).
+export OURS_NAME=imageproxy
 export OURS_CMD="IMAGEPROXY_BIND=127.0.0.1:18090 IMAGEPROXY_CACHE_DIR=$cache IMAGEPROXY_ALLOW_LOOPBACK_SOURCES=true IMAGEPROXY_LOG_LEVEL=warning IMAGEPROXY_QUEUE_MAX_PENDING=4096 exec $binary"
 export OURS_URL_TEMPLATE='http://127.0.0.1:18090/img?url={src_enc}&w={w}&format=jpeg'
 export OURS_READY_URL=http://127.0.0.1:18090/ready
-"$harness" "$@"
+"$harness" "${peers_args[@]}" | tee "$out/peers.txt"
+latest=$(ls -td "$PEERS_DIR"/results/*/ | head -1)
+cp "$latest/results.jsonl" "$out/peers.jsonl"
+
+# 2. ImageProxy's own scenarios.
+"$PEERS_DIR/vips-venv/bin/python" bench/scenarios.py --binary "$binary" --corpus "$PEERS_DIR/corpus" \
+  --peers-dir "$PEERS_DIR" --out "$out/scenarios.jsonl" --duration "$duration" --mixed-duration "$mixed"
+
+# 3. One table.
+python3 bench/report.py --peers "$out/peers.jsonl" --scenarios "$out/scenarios.jsonl" --repeat "$repeat" \
+  --out "$out/table.md"
+cat "$out/table.md"

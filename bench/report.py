@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""One markdown table from a bench run: the peers harness's rows (median of the repeats) with ratios to
+thumbor, nginx image_filter and the libvips ceiling, ImageProxy's own scenarios, and each target of the
+benchmark issue marked as met or missed. Machine details head the file."""
+import argparse
+import json
+import platform
+import subprocess
+import time
+
+
+def load(path):
+    with open(path) as file:
+        return [json.loads(line) for line in file if line.strip()]
+
+
+def median_rows(records):
+    groups = {}
+    for record in records:
+        if record.get("scenario") == "ceiling" or record.get("rps") is None:
+            continue
+        groups.setdefault((record["server"], record["scenario"], record["conc"]), []).append(record)
+    rows = {}
+    for key, group in groups.items():
+        group.sort(key=lambda record: record["rps"])
+        row = dict(group[len(group) // 2])
+        row["spread"] = f"{group[0]['rps']:.1f}-{group[-1]['rps']:.1f}" if len(group) > 1 else ""
+        rows[key] = row
+    ceilings = sorted(record["thumbs_per_s"] for record in records if record.get("scenario") == "ceiling")
+    return rows, (ceilings[len(ceilings) // 2] if ceilings else None)
+
+
+def command(*arguments):
+    try:
+        return subprocess.run(arguments, capture_output=True, text=True, timeout=20).stdout.strip()
+    except Exception:
+        return "?"
+
+
+def machine():
+    cpu = next((line.split(":", 1)[1].strip() for line in command("lscpu").splitlines() if line.startswith("Model name")), "?")
+    return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {cpu}, {command('nproc')} cores, "
+            f"{int(command('awk', '/MemTotal/ {print $2}', '/proc/meminfo') or 0) // 1048576} GiB; "
+            f"kernel {platform.release()}; libvips {command('pkg-config', '--modversion', 'vips')}; "
+            f"{command('swift', '--version').splitlines()[0] if command('swift', '--version') != '?' else 'swift ?'}; "
+            f"wrk and every server on the same machine, loopback only")
+
+
+def mark(ok):
+    return "met" if ok else "**missed**"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--peers", required=True)
+    parser.add_argument("--scenarios", required=True)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    rows, ceiling = median_rows(load(args.peers))
+    scenarios = {record["scenario"]: record for record in load(args.scenarios)}
+    lines = [f"Machine: {machine()}.", "",
+             f"Peers harness (../shared/bench/peers.sh), median of {args.repeat} run(s) per cell; "
+             f"libvips ceiling {ceiling if ceiling else '-'} thumbs/s.", "",
+             "| server | scenario | conns | req/s (range) | p50 ms | p99 ms | peak RSS MB | x thumbor | x ceiling |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    targets = []
+    for (server, scenario, conc), row in sorted(rows.items(), key=lambda item: (item[0][1], item[0][2], item[0][0])):
+        thumbor = rows.get(("thumbor", scenario, conc))
+        versus = row["rps"] / thumbor["rps"] if thumbor and thumbor["rps"] else None
+        to_ceiling = row["rps"] / ceiling if ceiling and scenario == "transform" else None
+        lines.append(f"| {server} | {scenario} | {conc} | {row['rps']:.1f} ({row['spread'] or '-'}) | {row.get('p50_ms', 0):.1f} | "
+                     f"{row.get('p99_ms', 0):.1f} | {row.get('peak_rss_mb') or 0:.0f} | "
+                     f"{f'{versus:.2f}x' if versus else '-'} | {f'{to_ceiling:.2f}x' if to_ceiling else '-'} |")
+        if server == "imageproxy" and scenario == "transform":
+            targets.append((f"transform c{conc}: >= 1.5x thumbor", f"{versus:.2f}x" if versus else "-", versus is not None and versus >= 1.5))
+            targets.append((f"transform c{conc}: >= 1.0x libvips ceiling", f"{to_ceiling:.2f}x" if to_ceiling else "-",
+                            to_ceiling is not None and to_ceiling >= 1.0))
+            if conc == 32:
+                rss = row.get("peak_rss_mb") or 0
+                targets.append(("peak RSS under transform c32 <= 250 MB", f"{rss:.0f} MB", rss <= 250))
+
+    lines += ["", "ImageProxy's own scenarios (bench/scenarios.py):", ""]
+    memory = scenarios.get("memory-hit")
+    if memory and "rows" in memory:
+        lines += ["| memory-hit | conns | ImageProxy req/s | p99 ms | nginx static req/s | p99 ms | ratio |", "|---|---|---|---|---|---|---|"]
+        for row in memory["rows"]:
+            ours, nginx = row["ours"], row["nginx_static"]
+            lines.append(f"| {memory['bytes']} B thumbnail | {row['connections']} | {ours['rps']:.0f} | {ours.get('p99_ms', 0):.2f} | "
+                         f"{nginx['rps']:.0f} | {nginx.get('p99_ms', 0):.2f} | {row['ratio']:.2f}x |")
+            targets.append((f"memory-hit c{row['connections']}: >= 1.0x nginx static, p99 no worse",
+                            f"{row['ratio']:.2f}x, p99 {ours.get('p99_ms', 0):.2f} vs {nginx.get('p99_ms', 0):.2f} ms",
+                            row["ratio"] >= 1.0 and ours.get("p99_ms", 1e9) <= nginx.get("p99_ms", 0)))
+        lines.append("")
+    disk = scenarios.get("disk-hit")
+    if disk and "row" in disk:
+        lines.append(f"- disk-hit: {disk['variants']} variants, 1 MiB memory tier, 8 conns: {disk['row']['rps']:.0f} req/s, "
+                     f"p50 {disk['row'].get('p50_ms', 0):.2f} ms, p99 {disk['row'].get('p99_ms', 0):.2f} ms, "
+                     f"{disk['disk_hits']:.0f} disk hits during the run, peak RSS {disk['peak_rss_mb']:.0f} MB")
+    storm = scenarios.get("dedup-storm")
+    if storm and "origin_gets" in storm:
+        lines.append(f"- dedup-storm: {storm['clients']} concurrent clients, one uncached 3.9 MB source served at 1 MB/s: "
+                     f"statuses {storm['statuses']}, {storm['distinct_sizes']} distinct body size(s), "
+                     f"{storm['origin_gets']} origin GET(s), {storm['transforms']:.0f} transform(s), all answered in {storm['max_client_s']} s")
+        targets.append(("dedup-storm: exactly one origin GET and one transform",
+                        f"{storm['origin_gets']} GET, {storm['transforms']:.0f} transform", storm["origin_gets"] == 1 and storm["transforms"] == 1))
+    mixed = scenarios.get("mixed")
+    if mixed and "row" in mixed:
+        lines.append(f"- mixed: {mixed['sources']} sources (Zipf 1.1) x srcset widths, 16 conns, {mixed['duration_s']} s: "
+                     f"{mixed['row']['rps']:.1f} req/s, p50 {mixed['row'].get('p50_ms', 0):.1f} ms, p99 {mixed['row'].get('p99_ms', 0):.1f} ms, "
+                     f"hit ratio {mixed['hit_ratio']}, RSS growth after warm-up {mixed['rss_growth_pct']}%, peak RSS {mixed['peak_rss_mb']:.0f} MB")
+        growth = mixed.get("rss_growth_pct")
+        targets.append((f"no RSS growth beyond 10% over a {mixed['duration_s']} s mixed soak", f"{growth}%",
+                        growth is not None and growth <= 10))
+    over = scenarios.get("overload")
+    if over and "accepted" in over:
+        lines.append(f"- overload: {over['connections']} conns of new sources against queues of 4 waiting jobs: "
+                     f"{over['accepted_rps']} accepted req/s, accepted p50 {over['accepted_p50_ms']} ms / p99 {over['accepted_p99_ms']} ms; "
+                     f"{over['shed_share'] * 100:.0f}% shed with 503, their p99 {over['shed_p99_ms']} ms; other statuses {over['other']}")
+    quality = scenarios.get("quality")
+    if quality and "mean_ssim" in quality:
+        ssim = quality["mean_ssim"]
+        lines.append(f"- quality: mean SSIM (luma, Gaussian window) against a Lanczos3 downscale of the fully decoded source, "
+                     f"width 300, JPEG q80: ImageProxy {ssim.get('ours')}, thumbor {ssim.get('thumbor', '-')}")
+        if "thumbor" in ssim:
+            targets.append(("transform quality no worse than thumbor (mean SSIM)", f"{ssim['ours']} vs {ssim['thumbor']}",
+                            ssim["ours"] >= ssim["thumbor"]))
+    for record in scenarios.values():
+        if "error" in record:
+            lines.append(f"- {record['scenario']}: failed: {record['error']}")
+    lines += ["", "| target | measured | |", "|---|---|---|"]
+    lines += [f"| {name} | {value} | {mark(ok)} |" for name, value, ok in targets]
+    with open(args.out, "w") as file:
+        file.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
