@@ -141,10 +141,15 @@ public struct WorkQueueState: Sendable {
     /// The waiting job to start next when a slot is free: highest priority, then by ``Order``.
     public mutating func nextToStart() -> (key: String, job: JobID)? {
         guard runningCount < slots, waitingCount > 0 else { return nil }
-        let waiting = jobsByKey.values.filter { !$0.running }
-        let chosen = waiting.max { lhs, rhs in
-            if lhs.priority != rhs.priority { return lhs.priority < rhs.priority }
-            return order == .fifo ? lhs.sequence > rhs.sequence : lhs.sequence < rhs.sequence
+        // A linear scan without allocating: the backlog is bounded by `maxQueued`.
+        var chosen: Job?
+        for job in jobsByKey.values where !job.running {
+            guard let best = chosen else {
+                chosen = job
+                continue
+            }
+            let sooner = order == .fifo ? job.sequence < best.sequence : job.sequence > best.sequence
+            if job.priority > best.priority || (job.priority == best.priority && sooner) { chosen = job }
         }
         guard var job = chosen else { return nil }
         job.running = true
