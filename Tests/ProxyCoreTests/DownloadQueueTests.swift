@@ -11,7 +11,7 @@ import Testing
         try await withOriginAndRuntime(configure: { $0.fetch.timeoutMilliseconds = 5000 }) { _, origin, hits, runtime in
             let port = runtime.listeningPort.value
             // 100 clients, one uncached variant: one GET, one transform, 100 identical answers.
-            let path = "/img?url=\(origin)/named/storm/400&w=200"
+            let path = "/img?url=\(origin)/named/storm/900&w=200"
             let answers = try await withThrowingTaskGroup(of: (status: Int, body: Data).self) { group in
                 for _ in 0..<100 { group.addTask { try await httpGet(port: port, path: path) } }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -19,7 +19,7 @@ import Testing
             #expect(answers.count == 100)
             #expect(answers.allSatisfy { $0.status == 200 })
             #expect(Set(answers.map(\.body)).count == 1, "byte-identical")
-            #expect(hits.count("/named/storm/400") == 1)
+            #expect(hits.count("/named/storm/900") == 1)
             let metrics = try PrometheusText(runtime.metrics.exposition())
             #expect(metrics.value("imageproxy_transform_duration_seconds_count", ["format": "jpeg"]) == 1, "one transform")
 
@@ -40,20 +40,21 @@ import Testing
         try await withOriginAndRuntime(configure: { $0.fetch.concurrency = 1; $0.fetch.timeoutMilliseconds = 5000 }) {
             _, origin, hits, runtime in
             let port = runtime.listeningPort.value
-            let busy = Task { try await httpGet(port: port, path: "/img?url=\(origin)/named/busy/700&w=50").status }
-            #expect(try await eventually { hits.count("/named/busy/700") == 1 }, "the only slot is busy")
+            let busy = Task { try await httpGet(port: port, path: "/img?url=\(origin)/named/busy/2000&w=50").status }
+            #expect(try await eventually { hits.count("/named/busy/2000") == 1 }, "the only slot is busy")
             let prefetch = try JSONSerialization.data(withJSONObject: ["urls": (1...3).map {
                 "/img?url=" + "\(origin)/named/low\($0)/10".addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + "&w=50"
             }])
             #expect(try await httpRequest(port: port, path: "/prefetch", method: "POST", body: prefetch).status == 202)
             #expect(try await eventually { runtime.metrics.stageCounts(.fetch).waiting == 3 }, "three low jobs wait")
             let urgent = Task { try await httpGet(port: port, path: "/img?url=\(origin)/named/high/10&w=50").status }
+            #expect(try await eventually { runtime.metrics.stageCounts(.fetch).waiting == 4 }, "the client request waits too")
             #expect(try await busy.value == 200)
             #expect(try await urgent.value == 200)
             #expect(try await eventually { (1...3).allSatisfy { hits.count("/named/low\($0)/10") == 1 } }, "the prefetches ran after")
             let order = hits.log.filter { $0.hasPrefix("/named/") }
             #expect(order.count == 5)
-            #expect(Array(order.prefix(2)) == ["/named/busy/700", "/named/high/10"], "the client request went first: \(order)")
+            #expect(Array(order.prefix(2)) == ["/named/busy/2000", "/named/high/10"], "the client request went first: \(order)")
             #expect(Set(order.dropFirst(2)) == ["/named/low1/10", "/named/low2/10", "/named/low3/10"])
         }
     }

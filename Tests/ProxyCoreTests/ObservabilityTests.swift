@@ -225,3 +225,36 @@ func freeLoopbackPort() throws -> Int {
     guard bound else { throw ServiceProcessError.didNotStart("no free port") }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// Memory hits answered before the router carry the router's headers and are counted the same.
+@Suite(.timeLimit(.minutes(1))) struct MemoryHitFastPathTests {
+    @Test func memoryHitsAnsweredOnTheEventLoopLookLikeTheRoutersAnswers() async throws {
+        try await withOriginAndRuntime { _, origin, _, runtime in
+            let port = runtime.listeningPort.value
+            let path = "/img?url=" + "\(origin)/photo.jpg".addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + "&w=90"
+            let miss = try await httpRequest(port: port, path: path)
+            let hit = try await httpRequest(port: port, path: path)
+            #expect(miss.headers["x-cache"] == "miss")
+            #expect(hit.headers["x-cache"] == "memory")
+            #expect(hit.body == miss.body)
+            let sameHeaders = [
+                "etag", "content-type", "content-length", "x-content-type-options", "content-security-policy",
+                "timing-allow-origin", "server",
+            ]
+            for name in sameHeaders { #expect(hit.headers[name] == miss.headers[name], "\(name)") }
+            for name in ["x-request-id", "server-timing", "date", "cache-control"] { #expect(hit.headers[name] != nil, "\(name)") }
+            #expect(hit.headers["server-timing"]?.contains("cache;desc=memory") == true)
+
+            // A conditional hit is a 304, and the counters see every answer.
+            // Asked with Connection: close, the connection is closed after the answer.
+            let connection = try RawConnection(port: port)
+            connection.send("GET \(path) HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(miss.headers["etag"] ?? "")\r\nConnection: close\r\n\r\n")
+            let answer = connection.receiveAll()
+            #expect(answer.text.hasPrefix("HTTP/1.1 304"), "\(answer.text.prefix(60))")
+            #expect(answer.closed)
+            let metrics = try PrometheusText(runtime.metrics.exposition())
+            #expect(metrics.value("imageproxy_http_requests_total", ["route": "img", "status": "200"]) == 2)
+            #expect(metrics.value("imageproxy_http_requests_total", ["route": "img", "status": "304"]) == 1)
+        }
+    }
+}

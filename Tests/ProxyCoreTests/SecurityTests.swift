@@ -147,7 +147,8 @@ import Testing
                 let started = ContinuousClock.now
                 let response = try await proxy.image([("url", origin + path), ("w", "50")])
                 #expect(response.status == status, "\(path): \(response.status) \(response.text)")
-                #expect(ContinuousClock.now - started < .seconds(1), "\(path) answered quickly")
+                // Decoding 400 megapixels would take tens of seconds; a margin for loaded CI machines.
+                #expect(ContinuousClock.now - started < .seconds(5), "\(path) answered without decoding")
             }
             let growth = (ProcessStatistics.current()?.residentMemoryBytes ?? 0) - residentBefore
             #expect(growth < 100_000_000, "refused from headers: RSS grew \(Int(growth) / 1_000_000) MB")

@@ -64,26 +64,37 @@ struct ImageHandler: Sendable {
     }
 
     static func conditions(of request: Request) -> ImagePipeline.ClientConditions {
+        conditions(of: request.headers)
+    }
+
+    static func conditions(of headers: HTTPFields) -> ImagePipeline.ClientConditions {
         ImagePipeline.ClientConditions(
-            accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch],
-            onlyIfCached: request.headers[.cacheControl].map { $0.lowercased().contains("only-if-cached") } ?? false)
+            accept: headers[.accept], ifNoneMatch: headers[.ifNoneMatch],
+            onlyIfCached: headers[.cacheControl].map { $0.lowercased().contains("only-if-cached") } ?? false)
     }
 
     /// The response for a pipeline outcome: 200 with the body, or 304, with the caching headers.
     func respond(with outcome: ImagePipeline.Outcome) -> Response {
-        let variant = outcome.variant
+        let (status, headers, body) = responseParts(for: outcome)
+        guard let body else { return Response(status: status, headers: headers) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
+    }
 
+    /// Status, headers (caching headers, `Content-Type`, `Content-Length`) and body (nil for 304) of an
+    /// outcome; shared with ``MemoryHitHandler``.
+    func responseParts(for outcome: ImagePipeline.Outcome) -> (HTTPResponse.Status, HTTPFields, ByteBuffer?) {
+        let variant = outcome.variant
         var headers = HTTPFields()
         headers[.eTag] = variant.etag
         headers[.cacheControl] = cacheControl(for: variant)
         if variant.variesOnAccept { headers[.vary] = "Accept" }
         headers[.xCache] = outcome.tier.rawValue
         if outcome.notModified {
-            return Response(status: .notModified, headers: headers)
+            return (.notModified, headers, nil)
         }
         headers[.contentType] = variant.contentType
         headers[.contentLength] = String(variant.body.readableBytes)
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: variant.body))
+        return (.ok, headers, variant.body)
     }
 
     /// `public, max-age=<remaining freshness>` (+ `stale-while-revalidate`), or `no-store` when the

@@ -30,50 +30,68 @@ struct ObservabilityMiddleware: RouterMiddleware {
             response = Response.plainText(status == .notFound ? "not found" : "internal error", status: status)
         }
         let total = ContinuousClock.now - start
-        response.headers[.xRequestID] = context.requestID
-        if route == "img" || route == "info" {
-            response.headers[.serverTiming] = context.timings.serverTiming(total: total)
-        }
-        if !timingAllowOrigin.isEmpty { response.headers[.timingAllowOrigin] = timingAllowOrigin }
-        response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[.contentSecurityPolicy] = route == "status" ? Self.statusPagePolicy : "default-src 'none'"
+        let observed = ObservedRequest(
+            method: request.method.rawValue, route: route, sourceURL: request.uri.queryParameters["url"].map(String.init),
+            requestID: context.requestID, timings: context.timings, client: context.remoteAddress?.ipAddress)
+        observe(observed, status: response.status.code, headers: &response.headers, total: total)
+        _ = failure
+        return response
+    }
 
-        let status = response.status.code
-        let tier = context.timings.cacheTier
+    /// What the log and the metrics need to know of a request.
+    struct ObservedRequest {
+        var method: String
+        var route: String
+        var sourceURL: String?
+        var requestID: String
+        var timings: RequestTimings
+        var client: String?
+    }
+
+    /// Completes the response headers (request id, Server-Timing, Timing-Allow-Origin, nosniff, CSP)
+    /// and records the request: metrics, the status page's samples, one access-log line. Shared with
+    /// ``MemoryHitHandler``, which answers memory hits before the router.
+    func observe(_ request: ObservedRequest, status: Int, headers: inout HTTPFields, total: Duration) {
+        let route = request.route
+        headers[.xRequestID] = request.requestID
+        if route == "img" || route == "info" {
+            headers[.serverTiming] = request.timings.serverTiming(total: total)
+        }
+        if !timingAllowOrigin.isEmpty { headers[.timingAllowOrigin] = timingAllowOrigin }
+        headers[.xContentTypeOptions] = "nosniff"
+        headers[.contentSecurityPolicy] = route == "status" ? Self.statusPagePolicy : "default-src 'none'"
+
+        let tier = request.timings.cacheTier
         metrics.recordRequest(route: route, status: status, cache: tier, duration: total)
         let now = Date().timeIntervalSince1970
         let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
         requestLog.record(.init(time: now, route: route, status: status, duration: seconds))
         if status >= 400 {
-            let reason = response.headers[.xErrorReason] ?? (status == 404 ? "not_found" : "error")
+            let reason = headers[.xErrorReason] ?? (status == 404 ? "not_found" : "error")
             metrics.recordRejection(reason: reason)
-            requestLog.recordError(.init(time: now, route: route, status: status, reason: reason, requestID: context.requestID))
+            requestLog.recordError(.init(time: now, route: route, status: status, reason: reason, requestID: request.requestID))
         }
-        response.headers[.xErrorReason] = nil
-        accessLog(request, context: context, route: route, status: status, response: response, total: total)
-        _ = failure
-        return response
+        headers[.xErrorReason] = nil
+        accessLog(request, status: status, bytes: headers[.contentLength] ?? "0", total: total)
     }
 
-    private func accessLog(
-        _ request: Request, context: Context, route: String, status: Int, response: Response, total: Duration
-    ) {
+    private func accessLog(_ request: ObservedRequest, status: Int, bytes: String, total: Duration) {
         var metadata: Logger.Metadata = [
-            "request_id": "\(context.requestID)", "method": "\(request.method.rawValue)", "route": "\(route)",
-            "status": "\(status)", "bytes": "\(response.headers[.contentLength] ?? "0")",
-            "cache": "\(context.timings.cacheTier)", "total_ms": "\(RequestTimings.milliseconds(total))",
+            "request_id": "\(request.requestID)", "method": "\(request.method)", "route": "\(request.route)",
+            "status": "\(status)", "bytes": "\(bytes)",
+            "cache": "\(request.timings.cacheTier)", "total_ms": "\(RequestTimings.milliseconds(total))",
         ]
-        for stage in context.timings.stages {
+        for stage in request.timings.stages {
             metadata["\(stage.name)_ms"] = "\(RequestTimings.milliseconds(stage.duration))"
         }
-        if route == "img" || route == "info" {
-            if logSourceURLs, let url = request.uri.queryParameters["url"] {
+        if request.route == "img" || request.route == "info" {
+            if logSourceURLs, let url = request.sourceURL {
                 metadata["source"] = "\(url)"
-            } else if let host = context.timings.sourceHost {
+            } else if let host = request.timings.sourceHost {
                 metadata["source_host"] = "\(host)"
             }
         }
-        if let address = context.remoteAddress?.ipAddress { metadata["client"] = "\(address)" }
+        if let client = request.client { metadata["client"] = "\(client)" }
         accessLogger.info("request", metadata: metadata)
     }
 

@@ -6,22 +6,16 @@ import ServiceLifecycle
 
 /// Builds the HTTP application (Hummingbird on SwiftNIO) around a ``ProxyRuntime``.
 public enum ProxyApplication {
+    /// The `Server` header of every response.
+    static let serverName = "ImageProxy"
+
     /// The router with every route, the observability and the error middleware.
     public static func makeRouter(runtime: ProxyRuntime) -> Router<ProxyRequestContext> {
         let router = Router(context: ProxyRequestContext.self)
         let configuration = runtime.configuration
-        router.add(
-            middleware: ObservabilityMiddleware(
-                metrics: runtime.metrics, requestLog: runtime.requestLog, accessLogger: runtime.accessLogger,
-                timingAllowOrigin: configuration.http.timingAllowOrigin,
-                logSourceURLs: configuration.observability.logSourceURLs))
+        router.add(middleware: observability(runtime))
         router.add(middleware: PublicErrorMiddleware())
-        let images = ImageHandler(
-            pipeline: runtime.pipeline,
-            limits: .init(maxDimension: configuration.image.maxDimension),
-            staleWhileRevalidate: configuration.http.staleWhileRevalidate,
-            guards: SourceGuard(signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime),
-            deadlineMilliseconds: configuration.queue.requestTimeoutMilliseconds)
+        let images = imageHandler(runtime)
         let admin = CacheAdminHandler(runtime: runtime)
         let prefetch = PrefetchHandler(
             pipeline: runtime.pipeline, limits: images.limits, guards: images.guards,
@@ -44,6 +38,23 @@ public enum ProxyApplication {
         return router
     }
 
+    static func observability(_ runtime: ProxyRuntime) -> ObservabilityMiddleware {
+        ObservabilityMiddleware(
+            metrics: runtime.metrics, requestLog: runtime.requestLog, accessLogger: runtime.accessLogger,
+            timingAllowOrigin: runtime.configuration.http.timingAllowOrigin,
+            logSourceURLs: runtime.configuration.observability.logSourceURLs)
+    }
+
+    static func imageHandler(_ runtime: ProxyRuntime) -> ImageHandler {
+        let configuration = runtime.configuration
+        return ImageHandler(
+            pipeline: runtime.pipeline,
+            limits: .init(maxDimension: configuration.image.maxDimension),
+            staleWhileRevalidate: configuration.http.staleWhileRevalidate,
+            guards: SourceGuard(signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime),
+            deadlineMilliseconds: configuration.queue.requestTimeoutMilliseconds)
+    }
+
     /// The application: server on the configured address, with the runtime, the cache janitor and
     /// (when `metrics.bind` is set) the metrics server as services, so that they stop after it drains.
     public static func make(runtime: ProxyRuntime, logger: Logger) -> some ApplicationProtocol {
@@ -58,15 +69,20 @@ public enum ProxyApplication {
         }
         let limits = runtime.configuration.server
         let headerTimeout = TimeAmount.milliseconds(Int64(limits.headerTimeoutMilliseconds))
+        let memoryHits = MemoryHitResponder(
+            images: imageHandler(runtime), observability: observability(runtime), serverName: serverName)
         let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [HeaderDeadlineHandler(deadline: headerTimeout), ClientDisconnectHandler()],
+            additionalChannelHandlers: [
+                HeaderDeadlineHandler(deadline: headerTimeout), ClientDisconnectHandler(),
+                MemoryHitHandler(responder: memoryHits),
+            ],
             idleTimeout: .milliseconds(Int64(limits.idleTimeoutMilliseconds)),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes))
         return Application(
             router: makeRouter(runtime: runtime),
             server: .http1(configuration: http1),
             configuration: .init(
-                address: .hostname(bind.host, port: bind.port), serverName: "ImageProxy",
+                address: .hostname(bind.host, port: bind.port), serverName: serverName,
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: logger)),
             services: services,
             onServerRunning: { channel in

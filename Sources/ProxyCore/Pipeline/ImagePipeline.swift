@@ -163,8 +163,12 @@ public final class ImagePipeline: Sendable {
         case .stale(let variant, let tier): stale = (variant, tier)
         case .missing: stale = nil
         }
-        // At the door: new work is refused at once while the transform backlog is full.
+        // The variant is being made already (its download is over): wait for it.
         let flightKey = key.hex + (conditions.onlyIfCached ? "|only-if-cached" : "")
+        if let made = try await transforms.joinExisting(key: flightKey, priority: priority) {
+            return outcome(made.variant, tier: made.tier, conditions, timings)
+        }
+        // At the door: new work is refused at once while the transform backlog is full.
         if transforms.isFull, !transforms.hasJob(for: flightKey) { throw PipelineError.overloaded }
 
         let original = try await self.original(

@@ -14,7 +14,7 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
 
     private struct Storage {
         var state: WorkQueueState
-        var continuations: [WorkQueueState.WaiterID: CheckedContinuation<Value, any Error>] = [:]
+        var continuations: [WorkQueueState.WaiterID: CheckedContinuation<Value?, any Error>] = [:]
         /// The operation of each waiting job, until it starts.
         var operations: [WorkQueueState.JobID: Operation] = [:]
         /// The task of each running job.
@@ -70,19 +70,33 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
     /// - Throws: ``QueueFullError`` when a new job does not fit (only when `mayShed`), `CancellationError` when the calling
     ///   task is cancelled while it waits, or what `operation` threw.
     func run(key: String, priority: Priority, mayShed: Bool = true, _ operation: @escaping Operation) async throws -> Value {
+        // With an operation there is always a result (or an error).
+        try await enqueue(key: key, priority: priority, mayShed: mayShed, operation)!
+    }
+
+    /// The result of the job for `key` when one is waiting or running (joining it), nil at once otherwise.
+    func joinExisting(key: String, priority: Priority) async throws -> Value? {
+        try await enqueue(key: key, priority: priority, mayShed: false, nil)
+    }
+
+    private func enqueue(key: String, priority: Priority, mayShed: Bool, _ operation: Operation?) async throws -> Value? {
         let token = storage.withLock { storage in
             defer { storage.nextToken += 1 }
             storage.callers[storage.nextToken] = .arriving
             return storage.nextToken
         }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                let refusal: (any Error)? = storage.withLock { storage in
-                    if case .cancelledEarly? = storage.callers.removeValue(forKey: token) { return CancellationError() }
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value?, any Error>) in
+                let refusal: Result<Value?, any Error>? = storage.withLock { storage in
+                    if case .cancelledEarly? = storage.callers.removeValue(forKey: token) { return .failure(CancellationError()) }
+                    guard operation != nil || storage.state.job(for: key) != nil else {
+                        storage.callers[token] = nil
+                        return .success(nil)
+                    }
                     let joined = storage.state.join(key: key, priority: priority, mayShed: mayShed)
                     switch joined {
                     case .rejected:
-                        return QueueFullError()
+                        return .failure(QueueFullError())
                     case .joined(_, let waiter), .queued(_, let waiter), .start(_, let waiter):
                         storage.continuations[waiter] = continuation
                         storage.callers[token] = .waiting(key: key, waiter: waiter)
@@ -95,12 +109,12 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
                         storage.operations[job] = operation
                         storage.enqueuedAt[job] = .now
                     case .start(let job, _):
-                        start(job, key: key, operation: operation, in: &storage)
+                        if let operation { start(job, key: key, operation: operation, in: &storage) }
                     }
                     report(storage, waited: nil)
                     return nil
                 }
-                if let refusal { continuation.resume(throwing: refusal) }
+                if let refusal { continuation.resume(with: refusal) }
             }
         } onCancel: {
             leave(token: token)
@@ -109,7 +123,7 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
 
     /// The caller behind `token` no longer waits.
     private func leave(token: Int) {
-        let (continuation, abort) = storage.withLock { storage -> (CheckedContinuation<Value, any Error>?, Task<Void, Never>?) in
+        let (continuation, abort) = storage.withLock { storage -> (CheckedContinuation<Value?, any Error>?, Task<Void, Never>?) in
             guard case .waiting(let key, let waiter)? = storage.callers[token] else {
                 if case .arriving? = storage.callers[token] { storage.callers[token] = .cancelledEarly }
                 return (nil, nil)
@@ -143,7 +157,7 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
     }
 
     private func finish(_ job: WorkQueueState.JobID, key: String, with result: Result<Value, any Error>) {
-        let continuations = storage.withLock { storage -> [CheckedContinuation<Value, any Error>] in
+        let continuations = storage.withLock { storage -> [CheckedContinuation<Value?, any Error>] in
             storage.tasks[job] = nil
             let waiters = storage.state.finish(key: key, job: job)
             let continuations = waiters.compactMap { storage.continuations.removeValue(forKey: $0) }
@@ -159,7 +173,7 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
             report(storage, waited: nil)
             return continuations
         }
-        for continuation in continuations { continuation.resume(with: result) }
+        for continuation in continuations { continuation.resume(with: result.map { Optional($0) }) }
     }
 
     private func report(_ storage: Storage, waited: Duration?) {
