@@ -16,6 +16,9 @@ public final class AtomicCounter: Sendable {
     public func add(_ amount: Int) { storage.add(amount, ordering: .relaxed) }
 
     public func subtract(_ amount: Int) { storage.subtract(amount, ordering: .relaxed) }
+
+    /// Adds one and returns the new value.
+    public func increment() -> Int { storage.add(1, ordering: .relaxed).newValue }
 }
 
 /// A value behind a lock, held by reference (for the same reason as ``AtomicCounter``).

@@ -90,7 +90,10 @@ import Glibc
             }
             let made = try await proxy.image([("url", "\(origin)/photo.jpg"), ("w", "20")], headers: [.xRequestID: "bad id with spaces"])
             #expect(made.headers[.xRequestID] != "bad id with spaces")
-            #expect(made.headers[.xRequestID]?.count == 36)
+            let madeID = try #require(made.headers[.xRequestID])
+            #expect(madeID.wholeMatch(of: /[0-9a-f]+-[0-9a-f]+/) != nil, "a made id: process prefix and counter")
+            let next = try await proxy.image([("url", "\(origin)/photo.jpg"), ("w", "20")])
+            #expect(next.headers[.xRequestID] != madeID, "unique")
             let failed = try await proxy.image([("url", "\(origin)/missing")])
             #expect(failed.headers[.serverTiming]?.contains("total;dur=") == true)
             #expect(failed.headers[.init("X-Imageproxy-Error-Reason")!] == nil, "internal headers are not sent")

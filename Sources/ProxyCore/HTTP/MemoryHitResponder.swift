@@ -19,15 +19,15 @@ struct MemoryHitResponder: Sendable {
     let observability: ObservabilityMiddleware
     let serverName: String
     let dates = HTTPDateCache()
+    /// Parsed requests by path: a hot variant is asked for with the same path over and over.
+    let parsed = ParsedRequestCache()
 
     func answer(_ head: HTTPRequest, client: String?) -> Answer? {
         guard head.method == .get, let path = head.path, path.hasPrefix("/img?"),
             images.guards.signer == nil, head.headerFields[.imageProxyHop] == nil
         else { return nil }
         let start = ContinuousClock.now
-        let uri = URI(path)
-        let query = uri.queryParameters.map { (name: String($0.key), value: String($0.value)) }
-        guard let request = try? ImageRequest(query: query, limits: images.limits) else { return nil }
+        guard let request = parsed.request(for: path, limits: images.limits) else { return nil }
         let timings = RequestTimings()
         let conditions = ImageHandler.conditions(of: head.headerFields)
         guard let outcome = images.pipeline.freshInMemory(request, conditions: conditions, timings: timings) else { return nil }
@@ -38,11 +38,31 @@ struct MemoryHitResponder: Sendable {
         let close = head.headerFields[.connection]?.lowercased() == "close"
         if close { headers[.connection] = "close" }
         let observed = ObservabilityMiddleware.ObservedRequest(
-            method: "GET", route: "img", sourceURL: uri.queryParameters["url"].map(String.init),
+            method: "GET", route: "img", sourceURL: request.source.absoluteString,
             requestID: ObservabilityMiddleware.requestID(from: head.headerFields[.xRequestID]), timings: timings,
             client: client)
         observability.observe(observed, status: status.code, headers: &headers, total: ContinuousClock.now - start)
         return Answer(head: HTTPResponse(status: status, headerFields: headers), body: body, close: close)
+    }
+}
+
+/// `ImageRequest`s parsed from `/img` paths, at most `capacity` (forgotten all at once when full).
+final class ParsedRequestCache: Sendable {
+    private let requests = Mutex<[String: ImageRequest]>([:])
+    private let capacity: Int
+
+    init(capacity: Int = 10_000) { self.capacity = capacity }
+
+    /// The request of `path`, parsed once; nil when the query is invalid (the router will say why).
+    func request(for path: String, limits: ImageRequest.Limits) -> ImageRequest? {
+        if let known = requests.withLock({ $0[path] }) { return known }
+        let query = URI(path).queryParameters.map { (name: String($0.key), value: String($0.value)) }
+        guard let request = try? ImageRequest(query: query, limits: limits) else { return nil }
+        requests.withLock { requests in
+            if requests.count >= capacity { requests.removeAll(keepingCapacity: true) }
+            requests[path] = request
+        }
+        return request
     }
 }
 
