@@ -17,7 +17,7 @@ import Glibc
             "IMAGEPROXY_CACHE_DIR": cache, "IMAGEPROXY_ALLOW_LOOPBACK_SOURCES": "true", "IMAGEPROXY_LOG_LEVEL": "info",
         ]
         try await TestOrigin().makeApplication().test(.live) { origin in
-            let widths = Array(40...79)
+            let widths = Array(40...159)
             let originPort = origin.port!
             let path: @Sendable (Int) -> String = { width in "/img?url=http://127.0.0.1:\(originPort)/photo.jpg&w=\(width)&format=png" }
 

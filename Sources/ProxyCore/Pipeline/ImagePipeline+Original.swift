@@ -10,6 +10,8 @@ extension ImagePipeline {
         var revalidated: Bool
         /// The index row describing it (for storing, and for its variants' validators).
         var entry: DiskEntry
+        /// Held while these downloaded bytes are in memory (see `originalsInHand`).
+        var permit: PermitPool.Permit? = nil
     }
 
     /// The original from the disk cache when fresh; else through the download queue (one job per
@@ -32,7 +34,11 @@ extension ImagePipeline {
         do {
             return try await timings.measure("fetch") {
                 try await downloads.run(key: sourceKey, priority: priority) {
-                    try await self.download(source, sourceKey: sourceKey, key: key, stored: stored)
+                    // The permit travels with the bytes and is given back when the last copy goes away.
+                    let permit = try await self.originalsInHand.acquire()
+                    var original = try await self.download(source, sourceKey: sourceKey, key: key, stored: stored)
+                    original.permit = permit
+                    return original
                 }
             }
         } catch is QueueFullError {

@@ -47,6 +47,11 @@ public final class ImagePipeline: Sendable {
     let metrics: ProxyMetrics
     /// Which downloaded originals go to disk.
     let originalAdmission: OriginalAdmission
+    /// Downloaded originals in memory at once (arriving, or waiting for their transforms): sources are
+    /// megabytes each, and when the transforms are the bottleneck downloading further ahead only costs
+    /// memory. A download waits (in order, holding its slot but no bytes) for a permit; the permit goes
+    /// back when the bytes are released.
+    let originalsInHand: PermitPool
     /// One job per source: at most `fetch.concurrency` transfers, aborted when nobody waits.
     let downloads: PriorityWorkQueue<Original>
     /// One job per variant: at most one per pool thread, finished even when nobody waits (it is cached).
@@ -83,6 +88,7 @@ public final class ImagePipeline: Sendable {
     ) {
         self.metrics = metrics
         self.originalAdmission = originalAdmission
+        originalsInHand = PermitPool(capacity: max(4, pool.workers * 3))
         downloads = PriorityWorkQueue(
             slots: queues.downloadSlots, maxQueued: queues.maxPending, order: queues.order, abortsAbandonedJobs: true,
             observer: { metrics.recordStage(.fetch, waiting: $0, running: $1, waited: $2) },
