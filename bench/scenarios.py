@@ -441,7 +441,7 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--duration", type=int, default=15)
     parser.add_argument("--mixed-duration", type=int, default=60)
-    parser.add_argument("--mixed-sources", type=int, default=400)
+    parser.add_argument("--mixed-sources", type=int, default=20000)
     parser.add_argument("--concs", type=int, nargs="+", default=[8, 32])
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS))
     args = parser.parse_args()
