@@ -28,9 +28,6 @@ final class PartialDownloads: Sendable {
 
     init(budget: Int) { self.budget = budget }
 
-    /// Bytes held now.
-    var bytes: Int { storage.withLock { $0.bytes } }
-
     /// Keeps the beginning of `url`'s body when the interrupted response allows resuming it.
     func keep(_ bytes: [UInt8], of url: String, headers: [String: String]) {
         guard let validator = Self.validator(in: headers) else { return }

@@ -60,9 +60,6 @@ final class ClientDisconnectSignal: Sendable {
         _ = state.withLock { $0.callbacks.removeValue(forKey: registration) }
     }
 
-    /// Whether the client has gone away.
-    var hasFired: Bool { state.withLock { $0.fired } }
-
     func fire() {
         let callbacks = state.withLock { state -> [@Sendable () -> Void] in
             guard !state.fired else { return [] }

@@ -24,12 +24,6 @@ final class PermitPool: Sendable {
         state = Mutex(State(available: max(1, capacity)))
     }
 
-    /// Permits free now.
-    var available: Int { state.withLock { $0.available } }
-
-    /// Callers waiting for a permit now.
-    var waiting: Int { state.withLock { $0.waiters.count } }
-
     /// A permit, waiting in line for one when none is free.
     /// - Throws: `CancellationError` when the calling task is cancelled while it waits.
     func acquire() async throws -> Permit {
