@@ -11,7 +11,11 @@ import Testing
     private let xCache = HTTPField.Name("X-Cache")!
 
     @Test func restartServesFromDiskAndNewWidthsFromTheStoredOriginal() async throws {
-        let configuration = testConfiguration()
+        let configuration = {
+            var configuration = testConfiguration()
+            configuration.cache.storeOriginals = .always
+            return configuration
+        }()
         defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
         let origin = TestOrigin()
         try await origin.makeApplication().test(.live) { originClient in
@@ -89,6 +93,32 @@ import Testing
         }
     }
 
+    @Test func staleVariantsWithoutAStoredOriginalAreRevalidatedWithTheirOwnValidators() async throws {
+        try await withOriginAndRuntime(configure: { $0.cache.storeOriginals = .repeat }) { proxy, origin, hits, runtime in
+            let url = "\(origin)/fresh.jpg"
+            let first = try await proxy.image([("url", url), ("w", "80")])
+            #expect(first.status == .ok)
+            await runtime.diskCache.waitForPendingWrites()
+            #expect(await runtime.diskCache.usage().entries == 1, "the variant only: no original is stored")
+            try await Task.sleep(for: .milliseconds(2200))
+
+            let revalidated = try await proxy.image([("url", url), ("w", "80")])
+            let other = try await proxy.image([("url", url), ("w", "40")])
+            #expect(revalidated.status == .ok)
+            #expect(revalidated.bytes == first.bytes)
+            #expect(revalidated.headers[.eTag] == first.headers[.eTag])
+            let maxAge = Int(revalidated.headers[.cacheControl]!.split(separator: "=").last!)!
+            #expect(maxAge >= 1 && maxAge <= 2, "the 304 refreshed the variant")
+            #expect(other.status == .ok)
+            #expect(try VipsImage.decode(other.bytes).width == 40)
+            #expect(hits.count("conditional:/fresh.jpg") == 1, "the stale variant's validators made the GET conditional")
+            #expect(hits.count("/fresh.jpg") == 3)
+            let metrics = try PrometheusText(runtime.metrics.exposition())
+            let transforms = metrics.value("imageproxy_transform_duration_seconds_count", ["format": "jpeg"])
+            #expect(transforms == 2, "width 80 once and width 40 once: the 304 needed no transform")
+        }
+    }
+
     @Test func noStoreSourcesAreNotStored() async throws {
         try await withOriginAndProxy { proxy, origin, hits in
             let url = "\(origin)/nostore.jpg"
@@ -145,7 +175,7 @@ import Testing
     }
 
     @Test func purgeAndStatsNeedTheAdminToken() async throws {
-        try await withOriginAndProxy(configure: { $0.cache.adminToken = "s3cret" }) { proxy, origin, hits in
+        try await withOriginAndProxy(configure: { $0.cache.adminToken = "s3cret"; $0.cache.storeOriginals = .always }) { proxy, origin, hits in
             let url = "\(origin)/counted.jpg"
             _ = try await proxy.image([("url", url), ("w", "40")])
             _ = try await proxy.image([("url", url), ("w", "41")])

@@ -50,4 +50,9 @@ public struct DiskEntry: Sendable, Equatable, Codable, FetchableRecord, Persista
 
     /// Whether the origin gave a validator, so a stale entry can be revalidated.
     public var hasValidators: Bool { originETag != nil || originLastModified != nil }
+
+    /// The origin's validators for a conditional request; nil when it gave none.
+    public var originValidators: OriginValidators? {
+        hasValidators ? OriginValidators(etag: originETag, lastModified: originLastModified) : nil
+    }
 }

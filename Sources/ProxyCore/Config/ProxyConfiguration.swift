@@ -38,8 +38,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// Bytes of encoded variants kept in memory. Key `cache.memoryBytes`, default 256 MiB.
         public var memoryBytes: Int = 256 * 1024 * 1024
         /// Which downloaded originals go to disk: `always`, `repeat` (a source's second download within
-        /// the last 100000 sources) or `never`. Key `cache.storeOriginals`, default `always`.
-        public var storeOriginals = OriginalAdmission.Policy.always
+        /// the last 100000 sources) or `never`. Key `cache.storeOriginals`, default `repeat`.
+        public var storeOriginals = OriginalAdmission.Policy.repeat
         /// Bytes of originals and variants kept on disk. Key `cache.diskBytes`, default 2 GiB.
         public var diskBytes: Int = 2 * 1024 * 1024 * 1024
         /// Freshness when the origin gives none, in seconds. Key `cache.defaultTtl`, default 86400.

@@ -17,9 +17,14 @@ extension ImagePipeline {
     /// The original from the disk cache when fresh; else through the download queue (one job per
     /// source, `priority` for this waiter): revalidated when stale with validators, or downloaded.
     /// Origin failures are remembered briefly (``NegativeCache``).
+    ///
+    /// - Parameter staleVariantValidators: the origin validators of the caller's stale variant. Used only
+    ///   when no original is stored: the request is then conditional, and a 304 comes back as a
+    ///   `revalidated` original without bytes. Such a job has its own queue key (the validators), so
+    ///   requests without a stale variant never join it.
     func original(
         of source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double, timings: RequestTimings,
-        priority: WorkQueueState.Priority
+        priority: WorkQueueState.Priority, staleVariantValidators: OriginValidators? = nil
     ) async throws -> Original {
         let key = VariantKey(hashing: "original|" + sourceKey).hex
         let stored = await disk.entry(for: key)
@@ -31,12 +36,15 @@ extension ImagePipeline {
             if case .notFound = error { throw CacheableError(error, maxAge: remaining) }
             throw error
         }
+        let variantValidators = stored == nil ? staleVariantValidators : nil
+        let jobKey = variantValidators.map { sourceKey + "|if:" + ($0.etag ?? "") + "|" + ($0.lastModified ?? "") } ?? sourceKey
         do {
             return try await timings.measure("fetch") {
-                try await downloads.run(key: sourceKey, priority: priority) {
+                try await downloads.run(key: jobKey, priority: priority) {
                     // The permit travels with the bytes and is given back when the last copy goes away.
                     let permit = try await self.originalsInHand.acquire()
-                    var original = try await self.download(source, sourceKey: sourceKey, key: key, stored: stored)
+                    var original = try await self.download(
+                        source, sourceKey: sourceKey, key: key, stored: stored, variantValidators: variantValidators)
                     original.permit = permit
                     return original
                 }
@@ -47,12 +55,13 @@ extension ImagePipeline {
     }
 
     /// The download job of one source: a conditional request when a stale copy with validators is
-    /// stored, else a plain one; the result is stored on disk once for every waiter.
-    private func download(_ source: SourceURL, sourceKey: String, key: String, stored: DiskEntry?) async throws -> Original {
+    /// stored (or, without one, a stale variant's validators are given), else a plain one; the result is
+    /// stored on disk once for every waiter.
+    private func download(
+        _ source: SourceURL, sourceKey: String, key: String, stored: DiskEntry?, variantValidators: OriginValidators?
+    ) async throws -> Original {
         let now = Date().timeIntervalSince1970
-        let validators = stored.flatMap { entry in
-            entry.hasValidators ? OriginValidators(etag: entry.originETag, lastModified: entry.originLastModified) : nil
-        }
+        let validators = stored?.originValidators ?? variantValidators
         let fetched: FetchedSource
         do {
             fetched = try await fetcher.fetch(source, validators: validators)
@@ -76,6 +85,12 @@ extension ImagePipeline {
             // The file vanished between the lookup and now: download it whole.
             let whole = try await fetcher.fetch(source)
             return downloaded(whole, key: key, sourceKey: sourceKey, now: now)
+        }
+        if fetched.status == 304, variantValidators != nil {
+            // The stale variants are current; there are no bytes to transform or store.
+            var unchanged = describe(fetched, key: key, sourceKey: sourceKey, now: now)
+            unchanged.revalidated = true
+            return unchanged
         }
         return downloaded(fetched, key: key, sourceKey: sourceKey, now: now)
     }

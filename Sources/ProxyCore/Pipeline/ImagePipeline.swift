@@ -177,8 +177,12 @@ public final class ImagePipeline: Sendable {
         // At the door: new work is refused at once while the transform backlog is full.
         if transforms.isFull, !transforms.hasJob(for: flightKey) { throw PipelineError.overloaded }
 
+        // A stale variant carries its original's validators: without a stored original (see
+        // `cache.storeOriginals`) they still let the origin answer 304 instead of the whole source.
+        let staleValidators = stale == nil ? nil : await disk.entry(for: key.hex).flatMap(\.originValidators)
         let original = try await self.original(
-            of: source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, priority: priority)
+            of: source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, priority: priority,
+            staleVariantValidators: staleValidators)
         if original.revalidated, let stale {
             let refreshed = await refresh(stale, key: key, until: original.expiresAt)
             return outcome(refreshed.variant, tier: refreshed.tier, conditions, timings)
