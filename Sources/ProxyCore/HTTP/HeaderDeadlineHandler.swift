@@ -13,6 +13,10 @@ final class HeaderDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     private let deadline: TimeAmount
     private var timer: Scheduled<Void>?
+    /// When ``MemoryHitHandler`` (in front of the decoder) last answered a request while armed: the
+    /// deadline then counts from that answer. Checked when the timer fires rather than re-arming the
+    /// timer for every answer (a scheduled task per request costs more than the answer itself).
+    private var answeredInFrontAt: NIODeadline?
 
     init(deadline: TimeAmount) {
         self.deadline = deadline
@@ -46,16 +50,32 @@ final class HeaderDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler
         context.write(data, promise: promise)
     }
 
+    /// A request was answered in front of the decoder: the next head has `deadline` from now.
+    func noteAnsweredInFront() {
+        answeredInFrontAt = .now()
+    }
+
     private func arm(_ context: ChannelHandlerContext) {
         disarm()
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(in: deadline) {
-            loopBound.value.close(promise: nil)
+        schedule(context, at: .now() + deadline)
+    }
+
+    private func schedule(_ context: ChannelHandlerContext, at instant: NIODeadline) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(deadline: instant) {
+            let (handler, context) = loopBound.value
+            handler.timer = nil
+            if let answered = handler.answeredInFrontAt {
+                handler.answeredInFrontAt = nil
+                return handler.schedule(context, at: answered + handler.deadline)
+            }
+            context.close(promise: nil)
         }
     }
 
     private func disarm() {
         timer?.cancel()
         timer = nil
+        answeredInFrontAt = nil
     }
 }

@@ -1,56 +1,150 @@
-import HTTPTypes
 import NIOCore
-import NIOHTTPTypes
 
-/// Answers `GET /img` memory-cache hits on the event loop, before the router: no task, no thread hop,
-/// no middleware chain. Everything else (misses, errors, other routes, signed URLs) goes on to the
-/// router untouched. The response is the router's, byte for byte in its headers (``MemoryHitResponder``
-/// shares the image handler's and the observability middleware's code), and is counted and logged the same.
+/// Answers `GET /img` memory-cache hits straight from the connection's bytes, in front of NIO's HTTP
+/// decoder: no header parsing beyond what the answer needs, no task, no thread hop, no middleware
+/// chain, one buffer written for the head. Everything else (misses, errors, other routes, signed URLs,
+/// requests with a body) goes on to the decoder and the router untouched, one whole request at a time.
+/// The response is the router's, header for header (``MemoryHitResponder`` shares the image handler's
+/// and the observability middleware's code), and is counted and logged the same.
 ///
-/// Only when no earlier request of the connection is still being answered by the router, so pipelined
-/// responses keep their order.
-final class MemoryHitHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+/// It answers only while the router has no request of the connection in hand (``RouterRequestTracker``),
+/// so pipelined responses keep their order. Because the handlers behind it never see the requests it
+/// answers, it also keeps the connection's idle timeout (`server.idleTimeoutMs`), and tells
+/// ``HeaderDeadlineHandler`` of each answer (the next request's header deadline counts from it).
+final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
 
     private let responder: MemoryHitResponder
-    /// Requests passed to the router whose response has not ended yet.
-    private var forwarded = 0
-    /// The answer to the request being read (its body and end are swallowed).
-    private var answer: MemoryHitResponder.Answer?
+    private let tracker: RouterRequestTracker
+    private let headerDeadline: HeaderDeadlineHandler
+    private let maxHeadBytes: Int
+    private let idleTimeout: TimeAmount?
+    /// The start of a request whose head is not complete yet.
+    private var pending: ByteBuffer?
+    /// Once a request could not be framed here, the decoder reads everything that follows.
+    private var passthrough = false
+    private var lastActivity = NIODeadline.now()
+    private var idleCheck: Scheduled<Void>?
 
-    init(responder: MemoryHitResponder) {
+    init(
+        responder: MemoryHitResponder, tracker: RouterRequestTracker, headerDeadline: HeaderDeadlineHandler,
+        maxHeadBytes: Int, idleTimeout: TimeAmount?
+    ) {
         self.responder = responder
+        self.tracker = tracker
+        self.headerDeadline = headerDeadline
+        self.maxHeadBytes = maxHeadBytes
+        self.idleTimeout = idleTimeout
+        tracker.onResponseEnd = { [weak self] in self?.lastActivity = .now() }
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { scheduleIdleCheck(context, at: .now() + (idleTimeout ?? .zero)) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        scheduleIdleCheck(context, at: .now() + (idleTimeout ?? .zero))
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        cancelIdleCheck()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        cancelIdleCheck()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            if forwarded == 0, let answer = responder.answer(head, client: context.channel.remoteAddress?.ipAddress) {
-                self.answer = answer
+        lastActivity = .now()
+        if passthrough { return context.fireChannelRead(data) }
+        var buffer = unwrapInboundIn(data)
+        if var earlier = pending {
+            pending = nil
+            earlier.writeBuffer(&buffer)
+            buffer = earlier
+        }
+        var answered = false
+        defer {
+            if answered {
+                context.flush()
+                headerDeadline.noteAnsweredInFront()
+            }
+        }
+        while buffer.readableBytes > 0 {
+            let framing = buffer.withUnsafeReadableBytes { RawRequestHead.frame($0, maxHeadBytes: maxHeadBytes) }
+            switch framing {
+            case .incomplete:
+                pending = buffer
+                return
+            case .unframed:
+                passthrough = true
+                return context.fireChannelRead(wrapInboundOut(buffer))
+            case .ordinary(let length):
+                context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: length)!))
+            case .candidate(let head, let length):
+                guard tracker.inProgress == 0,
+                    let answer = responder.answer(
+                        head, client: context.channel.remoteAddress?.ipAddress, allocator: context.channel.allocator)
+                else {
+                    context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: length)!))
+                    continue
+                }
+                buffer.moveReaderIndex(forwardBy: length)
+                answered = true
+                guard answer.close else {
+                    context.write(NIOAny(answer.head), promise: nil)
+                    if let body = answer.body { context.write(NIOAny(body), promise: nil) }
+                    continue
+                }
+                // Closed once written; whatever the client sent after `Connection: close` is not answered.
+                var whole = answer.head
+                if var body = answer.body { whole.writeBuffer(&body) }
+                let written = context.eventLoop.makePromise(of: Void.self)
+                context.write(NIOAny(whole), promise: written)
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
                 return
             }
-            forwarded += 1
-            context.fireChannelRead(data)
-        case .body:
-            if answer == nil { context.fireChannelRead(data) }
-        case .end:
-            guard let answer else { return context.fireChannelRead(data) }
-            self.answer = nil
-            context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
-            if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
-            guard answer.close else { return context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil) }
-            let written = context.eventLoop.makePromise(of: Void.self)
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
-            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
         }
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { forwarded = max(0, forwarded - 1) }
-        context.write(data, promise: promise)
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // The client stopped sending: a partial head goes to the decoder, which reports it.
+        if case .inputClosed = event as? ChannelEvent, let pending {
+            self.pending = nil
+            passthrough = true
+            context.fireChannelRead(wrapInboundOut(pending))
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Closes the connection once nothing was read or answered for `idleTimeout`, unless the router is
+    /// still answering one of its requests.
+    private func scheduleIdleCheck(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
+        guard idleTimeout != nil else { return }
+        cancelIdleCheck()
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        idleCheck = context.eventLoop.scheduleTask(deadline: deadline) {
+            let (handler, context) = loopBound.value
+            handler.idleCheckFired(context)
+        }
+    }
+
+    private func idleCheckFired(_ context: ChannelHandlerContext) {
+        idleCheck = nil
+        guard let idleTimeout else { return }
+        let now = NIODeadline.now()
+        if tracker.inProgress > 0 { return scheduleIdleCheck(context, at: now + idleTimeout) }
+        let quietUntil = lastActivity + idleTimeout
+        if now >= quietUntil { return context.close(promise: nil) }
+        scheduleIdleCheck(context, at: quietUntil)
+    }
+
+    private func cancelIdleCheck() {
+        idleCheck?.cancel()
+        idleCheck = nil
     }
 }

@@ -4,12 +4,13 @@ import HummingbirdCore
 import NIOCore
 import Synchronization
 
-/// The memory-hit answer to a `GET /img` request head, or nil when the router must answer (not a
-/// fresh memory hit, a bad query, a signed-URL setup, a loop marker, not GET).
+/// The memory-hit answer to a `GET /img` request, or nil when the router must answer (not a fresh
+/// memory hit, a bad query, a signed-URL setup).
 struct MemoryHitResponder: Sendable {
-    /// A complete response.
+    /// A complete response, ready for the socket.
     struct Answer {
-        var head: HTTPResponse
+        /// Status line and headers.
+        var head: ByteBuffer
         var body: ByteBuffer?
         /// The client asked to close the connection after this response.
         var close: Bool
@@ -19,50 +20,83 @@ struct MemoryHitResponder: Sendable {
     let observability: ObservabilityMiddleware
     let serverName: String
     let dates = HTTPDateCache()
-    /// Parsed requests by path: a hot variant is asked for with the same path over and over.
+    /// Parsed requests and their variant keys by path and `Accept`: a hot variant is asked for with
+    /// the same path over and over.
     let parsed = ParsedRequestCache()
 
-    func answer(_ head: HTTPRequest, client: String?) -> Answer? {
-        guard head.method == .get, let path = head.path, path.hasPrefix("/img?"),
-            images.guards.signer == nil, head.headerFields[.imageProxyHop] == nil
-        else { return nil }
+    func answer(_ head: RawRequestHead, client: String?, allocator: ByteBufferAllocator) -> Answer? {
+        guard images.guards.signer == nil else { return nil }
         let start = ContinuousClock.now
-        guard let request = parsed.request(for: path, limits: images.limits) else { return nil }
+        let pipeline = images.pipeline
+        guard let hot = parsed.request(for: head.path, accept: head.accept, limits: images.limits, pipeline: pipeline)
+        else { return nil }
         let timings = RequestTimings()
-        let conditions = ImageHandler.conditions(of: head.headerFields)
-        guard let outcome = images.pipeline.freshInMemory(request, conditions: conditions, timings: timings) else { return nil }
+        let conditions = ImagePipeline.ClientConditions(
+            accept: head.accept, ifNoneMatch: head.ifNoneMatch,
+            onlyIfCached: head.cacheControl.map { $0.lowercased().contains("only-if-cached") } ?? false)
+        guard let outcome = pipeline.freshInMemory(hot.key, sourceHost: hot.sourceHost, conditions: conditions, timings: timings)
+        else { return nil }
 
         var (status, headers, body) = images.responseParts(for: outcome)
         headers[.date] = dates.now()
         headers[.server] = serverName
-        let close = head.headerFields[.connection]?.lowercased() == "close"
-        if close { headers[.connection] = "close" }
+        if head.close { headers[.connection] = "close" }
         let observed = ObservabilityMiddleware.ObservedRequest(
-            method: "GET", route: "img", sourceURL: request.source.absoluteString,
-            requestID: ObservabilityMiddleware.requestID(from: head.headerFields[.xRequestID]), timings: timings,
-            client: client)
+            method: "GET", route: "img", sourceURL: hot.sourceURL,
+            requestID: ObservabilityMiddleware.requestID(from: head.requestID), timings: timings, client: client)
         observability.observe(observed, status: status.code, headers: &headers, total: ContinuousClock.now - start)
-        return Answer(head: HTTPResponse(status: status, headerFields: headers), body: body, close: close)
+        return Answer(head: Self.serialize(status, headers, allocator: allocator), body: body, close: head.close)
+    }
+
+    /// `HTTP/1.1 <status>`, the header lines and the blank line.
+    static func serialize(_ status: HTTPResponse.Status, _ headers: HTTPFields, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 512)
+        buffer.writeStaticString("HTTP/1.1 ")
+        buffer.writeString(String(status.code))
+        buffer.writeStaticString(" ")
+        buffer.writeString(status.reasonPhrase)
+        buffer.writeStaticString("\r\n")
+        for field in headers {
+            buffer.writeString(field.name.rawName)
+            buffer.writeStaticString(": ")
+            buffer.writeString(field.value)
+            buffer.writeStaticString("\r\n")
+        }
+        buffer.writeStaticString("\r\n")
+        return buffer
     }
 }
 
-/// `ImageRequest`s parsed from `/img` paths, at most `capacity` (forgotten all at once when full).
+/// `/img` requests parsed, with their variant keys, by path and `Accept` header; at most `capacity`
+/// (forgotten all at once when full).
 final class ParsedRequestCache: Sendable {
-    private let requests = Mutex<[String: ImageRequest]>([:])
+    /// What a memory-hit answer needs from a request.
+    struct HotRequest: Sendable {
+        var key: VariantKey
+        var sourceURL: String
+        var sourceHost: String?
+    }
+
+    private let requests = Mutex<[String: HotRequest]>([:])
     private let capacity: Int
 
     init(capacity: Int = 10_000) { self.capacity = capacity }
 
-    /// The request of `path`, parsed once; nil when the query is invalid (the router will say why).
-    func request(for path: String, limits: ImageRequest.Limits) -> ImageRequest? {
-        if let known = requests.withLock({ $0[path] }) { return known }
+    /// The request of `path` for a client sending `accept`, parsed once; nil when the query is invalid
+    /// (the router will say why).
+    func request(for path: String, accept: String?, limits: ImageRequest.Limits, pipeline: ImagePipeline) -> HotRequest? {
+        let cacheKey = accept.map { path + "\n" + $0 } ?? path
+        if let known = requests.withLock({ $0[cacheKey] }) { return known }
         let query = URI(path).queryParameters.map { (name: String($0.key), value: String($0.value)) }
         guard let request = try? ImageRequest(query: query, limits: limits) else { return nil }
+        let hot = HotRequest(
+            key: pipeline.variantKey(for: request, accept: accept), sourceURL: request.source.absoluteString,
+            sourceHost: request.source.host)
         requests.withLock { requests in
             if requests.count >= capacity { requests.removeAll(keepingCapacity: true) }
-            requests[path] = request
+            requests[cacheKey] = hot
         }
-        return request
+        return hot
     }
 }
 

@@ -76,6 +76,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
     }
 
     private func accessLog(_ request: ObservedRequest, status: Int, bytes: String, total: Duration) {
+        guard accessLogger.logLevel <= .info else { return }
         var metadata: Logger.Metadata = [
             "request_id": "\(request.requestID)", "method": "\(request.method)", "route": "\(request.route)",
             "status": "\(status)", "bytes": "\(bytes)",

@@ -71,16 +71,14 @@ public enum ProxyApplication {
         let headerTimeout = TimeAmount.milliseconds(Int64(limits.headerTimeoutMilliseconds))
         let memoryHits = MemoryHitResponder(
             images: imageHandler(runtime), observability: observability(runtime), serverName: serverName)
-        let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [
-                HeaderDeadlineHandler(deadline: headerTimeout), ClientDisconnectHandler(),
-                MemoryHitHandler(responder: memoryHits),
-            ],
-            idleTimeout: .milliseconds(Int64(limits.idleTimeoutMilliseconds)),
-            httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes))
+        let connectionLimits = ProxyHTTP1Channel.Limits(
+            headerTimeout: headerTimeout, idleTimeout: .milliseconds(Int64(limits.idleTimeoutMilliseconds)),
+            maxHeaderBytes: limits.maxHeaderBytes)
         return Application(
             router: makeRouter(runtime: runtime),
-            server: .http1(configuration: http1),
+            server: HTTPServerBuilder { responder in
+                ProxyHTTP1Channel(responder: responder, memoryHits: memoryHits, limits: connectionLimits)
+            },
             configuration: .init(
                 address: .hostname(bind.host, port: bind.port), serverName: serverName,
                 availableConnectionsDelegate: MaximumAvailableConnections(limits.maxConnections, logger: logger)),

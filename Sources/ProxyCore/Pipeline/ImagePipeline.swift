@@ -114,12 +114,25 @@ public final class ImagePipeline: Sendable {
     public func freshInMemory(
         _ request: ImageRequest, conditions: ClientConditions, timings: RequestTimings
     ) -> Outcome? {
-        let (choice, _) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF)
-        let key = request.variantKey(choice: choice, sourceKey: sourceKeys.key(for: request.source))
+        freshInMemory(variantKey(for: request, accept: conditions.accept), sourceHost: request.source.host,
+                      conditions: conditions, timings: timings)
+    }
+
+    /// ``freshInMemory(_:conditions:timings:)`` for a key from ``variantKey(for:accept:)`` computed earlier.
+    public func freshInMemory(
+        _ key: VariantKey, sourceHost: String?, conditions: ClientConditions, timings: RequestTimings
+    ) -> Outcome? {
         guard let hit = memory.value(for: key), hit.expiresAt > Date().timeIntervalSince1970 else { return nil }
         record(.memory, hit: true)
-        timings.sourceHost = request.source.host
+        timings.sourceHost = sourceHost
         return outcome(hit, tier: .memory, conditions, timings)
+    }
+
+    /// The cache key of `request`'s variant for a client sending `accept` (the output format may be
+    /// negotiated from it). It depends on the request, `accept` and this pipeline's settings only.
+    public func variantKey(for request: ImageRequest, accept: String?) -> VariantKey {
+        let (choice, _) = request.formatChoice(accept: accept, allowAVIF: allowAutoAVIF)
+        return request.variantKey(choice: choice, sourceKey: sourceKeys.key(for: request.source))
     }
 
     /// Produces (or finds) the variant `request` asks for, waiting with `priority`.

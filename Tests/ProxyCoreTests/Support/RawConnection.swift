@@ -33,6 +33,18 @@ final class RawConnection {
         return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
+    /// The bytes received until `done` holds for them, the peer closes or the receive timeout passes.
+    func receive(until done: ([UInt8]) -> Bool) -> (bytes: [UInt8], closed: Bool) {
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            guard count > 0 else { return (data, count == 0) }
+            data += buffer[0..<count]
+            if done(data) { return (data, false) }
+        }
+    }
+
     /// Everything received until the peer closes or the receive timeout passes; `closed` says which.
     func receiveAll() -> (text: String, closed: Bool) {
         var data = [UInt8]()

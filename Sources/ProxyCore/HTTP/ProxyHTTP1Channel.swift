@@ -1,0 +1,50 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// Hummingbird's HTTP/1.1 channel with ``MemoryHitHandler`` in front of the HTTP decoder, and the
+/// connection handlers of this service behind it (header deadline, client disconnects, router request
+/// tracking). The idle timeout is kept by ``MemoryHitHandler``, which sees every request.
+struct ProxyHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+
+    /// Per-connection limits.
+    struct Limits: Sendable {
+        var headerTimeout: TimeAmount
+        var idleTimeout: TimeAmount
+        var maxHeaderBytes: Int
+    }
+
+    private let http1: HTTP1Channel
+    private let memoryHits: MemoryHitResponder
+    private let limits: Limits
+
+    init(responder: @escaping HTTPChannelHandler.Responder, memoryHits: MemoryHitResponder, limits: Limits) {
+        http1 = HTTP1Channel(responder: responder)
+        self.memoryHits = memoryHits
+        self.limits = limits
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let tracker = RouterRequestTracker()
+        let headerDeadline = HeaderDeadlineHandler(deadline: limits.headerTimeout)
+        let front = MemoryHitHandler(
+            responder: memoryHits, tracker: tracker, headerDeadline: headerDeadline, maxHeadBytes: limits.maxHeaderBytes,
+            idleTimeout: limits.idleTimeout)
+        do {
+            try channel.pipeline.syncOperations.addHandler(front)
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
+        }
+        let behind = NIOLoopBound((headerDeadline, tracker), eventLoop: channel.eventLoop)
+        let configuration = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [behind.value.0, ClientDisconnectHandler(), behind.value.1],
+            idleTimeout: nil,
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes))
+        return HTTP1Channel(responder: http1.responder, configuration: configuration).setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await http1.handle(value: value, logger: logger)
+    }
+}
