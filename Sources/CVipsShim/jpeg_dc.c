@@ -1,121 +1,428 @@
 #include "vips_shim.h"
-#include <jpeglib.h>
-#include <setjmp.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A 1/8-scale decode of a progressive JPEG from its DC coefficients alone.
  *
- * At 1/8 scale libjpeg's IDCT reads only each block's DC coefficient (the block's mean), so once every
- * component's DC scans (refinement included) are in, the 1/8 image is known: the AC scans, most of the
- * file and of the Huffman decoding work, are never read. (4:2:0 chroma is scaled with a 2x2 IDCT, whose
- * few AC terms are missing here: colour edges are a little softer at 1/8, before the final reduce.) */
+ * At 1/8 scale each 8x8 block becomes one pixel: its mean, which is its DC coefficient. A progressive
+ * file sends the DC coefficients of every block first (one scan, or one per component), then the AC
+ * scans (most of the file), and usually one DC refinement scan (the last bit) somewhere among them. This
+ * decoder Huffman-decodes only the DC scans and steps over every AC scan by looking for its end marker,
+ * so it reads a few percent of the entropy-coded bits and needs no coefficient buffer (libjpeg keeps
+ * every coefficient of the image, 88 MB for a 5120x2880 4:4:4 file, even when only DC is wanted).
+ * Chroma planes at a lower resolution are repeated (as libjpeg's scaled IDCT does without AC terms).
+ *
+ * Anything else (baseline or arithmetic-coded files, 12-bit samples, CMYK/RGB/Adobe-transformed files,
+ * a missing or corrupt DC scan) returns 1, and the caller takes libvips' path, which reports errors. */
 
-struct ipx_jpeg_error {
-    struct jpeg_error_mgr base;
-    jmp_buf jump;
+#define IPX_MAX_COMPONENTS 3
+
+struct ipx_huffman {
+    int defined;
+    int32_t maxcode[18]; /* largest code of each length, -1 when none */
+    int32_t valptr[17];
+    int32_t mincode[17];
+    uint8_t values[256];
 };
 
-static void ipx_jpeg_error_exit(j_common_ptr cinfo) {
-    longjmp(((struct ipx_jpeg_error *)cinfo->err)->jump, 1);
-}
+struct ipx_component {
+    int id, h, v, quant_table, dc_table;
+    int blocks_w, blocks_h; /* the component's own blocks (non-interleaved scans) */
+    int stride, rows;       /* the stored grid, padded to whole MCUs */
+    int16_t *dc;
+    int known_bits; /* -1: no DC yet; else the Al of the last DC scan (0: complete) */
+    int predictor;
+};
 
-static void ipx_jpeg_quiet(j_common_ptr cinfo, int level) {
-    (void)cinfo;
-    (void)level;
-}
+struct ipx_dc_decoder {
+    const uint8_t *data, *end, *p;
+    int width, height, count, hmax, vmax, restart_interval, progressive, adobe_transform;
+    uint16_t quant[4];
+    int quant_defined[4];
+    struct ipx_huffman dc_tables[4];
+    struct ipx_component comps[IPX_MAX_COMPONENTS];
+    /* bit reader */
+    uint32_t bits;
+    int bit_count;
+    /* ICC profile chunks (APP2 "ICC_PROFILE") */
+    const uint8_t *icc_chunk[256];
+    size_t icc_length[256];
+    int icc_chunks;
+};
 
-static int ipx_dc_complete(struct jpeg_decompress_struct *cinfo) {
-    for (int c = 0; c < cinfo->num_components; c++) {
-        if (cinfo->coef_bits[c][0] != 0) {
-            return 0;
+static int ipx_read16(const uint8_t *p) { return (p[0] << 8) | p[1]; }
+
+static int ipx_define_huffman(struct ipx_dc_decoder *d, const uint8_t *p, int length) {
+    while (length > 0) {
+        if (length < 17) return 0;
+        int table_class = p[0] >> 4, id = p[0] & 15, total = 0;
+        if (id > 3 || table_class > 1) return 0;
+        for (int i = 1; i <= 16; i++) total += p[i];
+        if (total > 256 || length < 17 + total) return 0;
+        if (table_class == 0) {
+            struct ipx_huffman *t = &d->dc_tables[id];
+            int32_t code = 0, k = 0;
+            for (int len = 1; len <= 16; len++) {
+                int n = p[len];
+                t->valptr[len] = k;
+                t->mincode[len] = code;
+                code += n;
+                k += n;
+                t->maxcode[len] = n ? code - 1 : -1;
+                if (code > (1 << len)) return 0;
+                code <<= 1;
+            }
+            t->maxcode[17] = 0x7FFFFFFF;
+            memcpy(t->values, p + 17, (size_t)total);
+            t->defined = 1;
         }
+        p += 17 + total;
+        length -= 17 + total;
     }
     return 1;
 }
 
-int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, VipsImage **out) {
-    struct jpeg_decompress_struct cinfo;
-    struct ipx_jpeg_error error;
-    unsigned char *volatile pixels = NULL;
-    JOCTET *volatile icc = NULL;
+static int ipx_define_quant(struct ipx_dc_decoder *d, const uint8_t *p, int length) {
+    while (length > 0) {
+        int precision = p[0] >> 4, id = p[0] & 15, size = precision ? 129 : 65;
+        if (id > 3 || length < size) return 0;
+        d->quant[id] = precision ? (uint16_t)ipx_read16(p + 1) : p[1]; /* element 0 is DC in any order */
+        d->quant_defined[id] = 1;
+        p += size;
+        length -= size;
+    }
+    return 1;
+}
 
-    cinfo.err = jpeg_std_error(&error.base);
-    error.base.error_exit = ipx_jpeg_error_exit;
-    error.base.emit_message = ipx_jpeg_quiet;
-    if (setjmp(error.jump)) {
-        jpeg_destroy_decompress(&cinfo);
-        free(pixels);
-        free(icc);
-        return 1; /* not decodable this way: the caller lets libvips try (and report) */
+static int ipx_start_frame(struct ipx_dc_decoder *d, const uint8_t *p, int length) {
+    if (d->count || length < 6) return 0;
+    if (p[0] != 8) return 0;
+    d->height = ipx_read16(p + 1);
+    d->width = ipx_read16(p + 3);
+    d->count = p[5];
+    if (d->width <= 0 || d->height <= 0 || (d->count != 1 && d->count != 3) || length < 6 + 3 * d->count) return 0;
+    if ((int64_t)d->width * d->height > ((int64_t)1 << 28)) return 0;
+    d->hmax = d->vmax = 1;
+    for (int c = 0; c < d->count; c++) {
+        struct ipx_component *comp = &d->comps[c];
+        comp->id = p[6 + 3 * c];
+        comp->h = p[7 + 3 * c] >> 4;
+        comp->v = p[7 + 3 * c] & 15;
+        comp->quant_table = p[8 + 3 * c];
+        if (comp->h < 1 || comp->h > 4 || comp->v < 1 || comp->v > 4 || comp->quant_table > 3) return 0;
+        if (comp->h > d->hmax) d->hmax = comp->h;
+        if (comp->v > d->vmax) d->vmax = comp->v;
     }
-    jpeg_create_decompress(&cinfo);
-    jpeg_mem_src(&cinfo, (const unsigned char *)buffer, (unsigned long)length);
-    jpeg_save_markers(&cinfo, JPEG_APP0 + 2, 0xFFFF);
-    if (jpeg_read_header(&cinfo, TRUE) != JPEG_HEADER_OK) {
-        jpeg_destroy_decompress(&cinfo);
-        return 1;
+    int mcus_x = (d->width + 8 * d->hmax - 1) / (8 * d->hmax), mcus_y = (d->height + 8 * d->vmax - 1) / (8 * d->vmax);
+    for (int c = 0; c < d->count; c++) {
+        struct ipx_component *comp = &d->comps[c];
+        int comp_w = (d->width * comp->h + d->hmax - 1) / d->hmax, comp_h = (d->height * comp->v + d->vmax - 1) / d->vmax;
+        comp->blocks_w = (comp_w + 7) / 8;
+        comp->blocks_h = (comp_h + 7) / 8;
+        comp->stride = mcus_x * comp->h;
+        comp->rows = mcus_y * comp->v;
+        comp->dc = calloc((size_t)comp->stride * (size_t)comp->rows, sizeof(int16_t));
+        if (!comp->dc) return -1;
+        comp->known_bits = -1;
     }
-    int gray = cinfo.jpeg_color_space == JCS_GRAYSCALE && cinfo.num_components == 1;
-    int colour = cinfo.jpeg_color_space == JCS_YCbCr && cinfo.num_components == 3;
-    if (!cinfo.progressive_mode || !(gray || colour)) {
-        jpeg_destroy_decompress(&cinfo);
-        return 1;
-    }
-    cinfo.buffered_image = TRUE;
-    cinfo.scale_num = 1;
-    cinfo.scale_denom = 8;
-    cinfo.out_color_space = gray ? JCS_GRAYSCALE : JCS_RGB;
-    jpeg_start_decompress(&cinfo);
+    return 1;
+}
 
-    /* coef_bits[c][0] turns 0 when the last DC scan of c starts; read on until a scan completes after that. */
-    for (;;) {
-        int status = jpeg_consume_input(&cinfo);
-        if (status == JPEG_SCAN_COMPLETED && ipx_dc_complete(&cinfo)) {
-            break;
+/* The position of the next marker at or after `p` (stuffed 0xFF00 and restart markers are data). */
+static const uint8_t *ipx_next_marker(const uint8_t *p, const uint8_t *end) {
+    while (p + 1 < end) {
+        const uint8_t *ff = memchr(p, 0xFF, (size_t)(end - p - 1));
+        if (!ff) return end;
+        uint8_t next = ff[1];
+        if (next != 0x00 && next != 0xFF && !(next >= 0xD0 && next <= 0xD7)) return ff;
+        p = ff + 1;
+    }
+    return end;
+}
+
+static void ipx_fill(struct ipx_dc_decoder *d) {
+    while (d->bit_count <= 24) {
+        uint32_t byte = 0;
+        if (d->p < d->end) {
+            byte = *d->p;
+            if (byte == 0xFF) {
+                if (d->p + 1 < d->end && d->p[1] == 0x00) {
+                    d->p += 2;
+                } else {
+                    byte = 0; /* a marker: feed zeros, as libjpeg does */
+                }
+            } else {
+                d->p++;
+            }
         }
-        if (status == JPEG_REACHED_EOI || status == JPEG_SUSPENDED) {
-            if (!ipx_dc_complete(&cinfo) || status == JPEG_SUSPENDED) {
-                jpeg_destroy_decompress(&cinfo);
-                return 1;
+        d->bits |= byte << (24 - d->bit_count);
+        d->bit_count += 8;
+    }
+}
+
+static int ipx_bits(struct ipx_dc_decoder *d, int n) {
+    if (n == 0) return 0;
+    ipx_fill(d);
+    int value = (int)(d->bits >> (32 - n));
+    d->bits <<= n;
+    d->bit_count -= n;
+    return value;
+}
+
+static int ipx_decode_symbol(struct ipx_dc_decoder *d, const struct ipx_huffman *t) {
+    ipx_fill(d);
+    int32_t code = 0;
+    for (int len = 1; len <= 16; len++) {
+        code = (code << 1) | (int32_t)(d->bits >> 31);
+        d->bits <<= 1;
+        d->bit_count--;
+        if (t->maxcode[len] >= 0 && code <= t->maxcode[len]) {
+            int index = t->valptr[len] + code - t->mincode[len];
+            return index < 256 ? t->values[index] : -1;
+        }
+    }
+    return -1;
+}
+
+/* After a restart interval: drop the partial byte and step over the RSTn marker. */
+static int ipx_restart(struct ipx_dc_decoder *d, struct ipx_component **scan, int ns) {
+    d->bits = 0;
+    d->bit_count = 0;
+    while (d->p + 1 < d->end && d->p[0] == 0xFF && d->p[1] == 0xFF) d->p++;
+    if (d->p + 1 >= d->end || d->p[0] != 0xFF || d->p[1] < 0xD0 || d->p[1] > 0xD7) return 0;
+    d->p += 2;
+    for (int i = 0; i < ns; i++) scan[i]->predictor = 0;
+    return 1;
+}
+
+/* One block's DC: the first bits (`refine` = 0) or one more bit (`refine` = 1). */
+static int ipx_decode_block(struct ipx_dc_decoder *d, struct ipx_component *comp, int bx, int by, int al, int refine) {
+    int16_t *slot = &comp->dc[(size_t)by * (size_t)comp->stride + (size_t)bx];
+    if (refine) {
+        if (ipx_bits(d, 1)) *slot = (int16_t)(*slot | (1 << al));
+        return 1;
+    }
+    int size = ipx_decode_symbol(d, &d->dc_tables[comp->dc_table]);
+    if (size < 0 || size > 11) return 0;
+    int diff = 0;
+    if (size) {
+        diff = ipx_bits(d, size);
+        if (diff < (1 << (size - 1))) diff -= (1 << size) - 1;
+    }
+    comp->predictor += diff;
+    *slot = (int16_t)(comp->predictor * (1 << al));
+    return 1;
+}
+
+static int ipx_decode_dc_scan(struct ipx_dc_decoder *d, struct ipx_component **scan, int ns, int ah, int al) {
+    int refine = ah != 0;
+    d->bits = 0;
+    d->bit_count = 0;
+    for (int i = 0; i < ns; i++) {
+        scan[i]->predictor = 0;
+        if (!refine && !d->dc_tables[scan[i]->dc_table].defined) return 0;
+        if (refine && scan[i]->known_bits != ah) return 0;
+    }
+    int units = 0;
+    if (ns == 1) {
+        struct ipx_component *comp = scan[0];
+        for (int by = 0; by < comp->blocks_h; by++) {
+            for (int bx = 0; bx < comp->blocks_w; bx++) {
+                if (d->restart_interval && units && units % d->restart_interval == 0 && !ipx_restart(d, scan, ns)) return 0;
+                if (!ipx_decode_block(d, comp, bx, by, al, refine)) return 0;
+                units++;
+            }
+        }
+    } else {
+        int mcus_x = (d->width + 8 * d->hmax - 1) / (8 * d->hmax), mcus_y = (d->height + 8 * d->vmax - 1) / (8 * d->vmax);
+        for (int my = 0; my < mcus_y; my++) {
+            for (int mx = 0; mx < mcus_x; mx++) {
+                if (d->restart_interval && units && units % d->restart_interval == 0 && !ipx_restart(d, scan, ns)) return 0;
+                for (int i = 0; i < ns; i++) {
+                    struct ipx_component *comp = scan[i];
+                    for (int y = 0; y < comp->v; y++) {
+                        for (int x = 0; x < comp->h; x++) {
+                            if (!ipx_decode_block(d, comp, mx * comp->h + x, my * comp->v + y, al, refine)) return 0;
+                        }
+                    }
+                }
+                units++;
+            }
+        }
+    }
+    for (int i = 0; i < ns; i++) scan[i]->known_bits = al;
+    return 1;
+}
+
+static int ipx_start_scan(struct ipx_dc_decoder *d, const uint8_t *p, int length) {
+    if (!d->count || length < 1) return 0;
+    int ns = p[0];
+    if (ns < 1 || ns > d->count || length < 4 + 2 * ns) return 0;
+    struct ipx_component *scan[IPX_MAX_COMPONENTS];
+    for (int i = 0; i < ns; i++) {
+        scan[i] = NULL;
+        for (int c = 0; c < d->count; c++) {
+            if (d->comps[c].id == p[1 + 2 * i]) scan[i] = &d->comps[c];
+        }
+        if (!scan[i]) return 0;
+        scan[i]->dc_table = p[2 + 2 * i] >> 4;
+        if (scan[i]->dc_table > 3) return 0;
+    }
+    int ss = p[1 + 2 * ns], se = p[2 + 2 * ns], ah = p[3 + 2 * ns] >> 4, al = p[3 + 2 * ns] & 15;
+    d->p = p + length;
+    if (ss != 0) {
+        d->p = ipx_next_marker(d->p, d->end); /* an AC scan: not read */
+        return 1;
+    }
+    if (se != 0 || al > 13) return 0;
+    if (!ipx_decode_dc_scan(d, scan, ns, ah, al)) return 0;
+    /* Leftover bits are padding; the next marker follows (restart markers belong to this scan). */
+    d->p = ipx_next_marker(d->p, d->end); /* the bit reader never reads past a marker */
+    return 1;
+}
+
+static int ipx_dc_complete(const struct ipx_dc_decoder *d) {
+    if (!d->count) return 0;
+    for (int c = 0; c < d->count; c++) {
+        if (d->comps[c].known_bits != 0) return 0;
+    }
+    return 1;
+}
+
+/* Reads markers until every component's DC is complete. 1: done; 0: not this decoder's kind; -1: out of memory. */
+static int ipx_read_dc(struct ipx_dc_decoder *d) {
+    d->p = d->data;
+    if (d->end - d->p < 4 || d->p[0] != 0xFF || d->p[1] != 0xD8) return 0;
+    d->p += 2;
+    while (!ipx_dc_complete(d)) {
+        while (d->p < d->end && *d->p == 0xFF && d->p + 1 < d->end && d->p[1] == 0xFF) d->p++;
+        if (d->end - d->p < 4 || d->p[0] != 0xFF) return 0;
+        int marker = d->p[1];
+        if (marker == 0xD9) return 0; /* EOI before the DC scans ended */
+        int length = ipx_read16(d->p + 2) - 2;
+        const uint8_t *segment = d->p + 4;
+        if (length < 0 || segment + length > d->end) return 0;
+        d->p = segment + length;
+        int ok = 1;
+        switch (marker) {
+        case 0xC2: ok = ipx_start_frame(d, segment, length); d->progressive = 1; break;
+        case 0xC4: ok = ipx_define_huffman(d, segment, length); break;
+        case 0xDB: ok = ipx_define_quant(d, segment, length); break;
+        case 0xDD: ok = length >= 2; if (ok) d->restart_interval = ipx_read16(segment); break;
+        case 0xDA: ok = d->progressive && ipx_start_scan(d, segment, length); break;
+        case 0xE2:
+            if (length > 14 && memcmp(segment, "ICC_PROFILE\0", 12) == 0 && d->icc_chunks < 256) {
+                int sequence = segment[12];
+                if (sequence >= 1 && !d->icc_chunk[sequence - 1]) {
+                    d->icc_chunk[sequence - 1] = segment + 14;
+                    d->icc_length[sequence - 1] = (size_t)length - 14;
+                    d->icc_chunks++;
+                }
             }
             break;
+        case 0xEE:
+            if (length >= 12 && memcmp(segment, "Adobe", 5) == 0) d->adobe_transform = segment[11];
+            break;
+        default:
+            /* Baseline, lossless, hierarchical or arithmetic frames, DNL: not this decoder's kind. */
+            if ((marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) || marker == 0xDC) return 0;
+            break;
+        }
+        if (ok < 0) return -1;
+        if (!ok) return 0;
+    }
+    for (int c = 0; c < d->count; c++) {
+        if (!d->quant_defined[d->comps[c].quant_table]) return 0;
+    }
+    if (d->count == 3 && (d->adobe_transform == 0 || (d->comps[0].id == 'R' && d->comps[1].id == 'G' && d->comps[2].id == 'B'))) {
+        return 0; /* RGB-coded: rare, left to libvips */
+    }
+    return 1;
+}
+
+static uint8_t ipx_clamp(int value) { return (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value); }
+
+/* One component's 1/8 plane value at output pixel (x, y): the IDCT of a DC-only block. */
+static int ipx_sample(const struct ipx_dc_decoder *d, const struct ipx_component *comp, int x, int y) {
+    int bx = x * comp->h / d->hmax, by = y * comp->v / d->vmax;
+    if (bx >= comp->stride) bx = comp->stride - 1;
+    if (by >= comp->rows) by = comp->rows - 1;
+    int coefficient = comp->dc[(size_t)by * (size_t)comp->stride + (size_t)bx];
+    return ((coefficient * (int)d->quant[comp->quant_table] + 4) >> 3) + 128;
+}
+
+static void ipx_release(struct ipx_dc_decoder *d) {
+    for (int c = 0; c < IPX_MAX_COMPONENTS; c++) free(d->comps[c].dc);
+}
+
+int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, VipsImage **out) {
+    struct ipx_dc_decoder *d = calloc(1, sizeof(struct ipx_dc_decoder));
+    if (!d) return -1;
+    d->data = buffer;
+    d->end = d->data + length;
+    d->adobe_transform = -1;
+    int status = ipx_read_dc(d);
+    if (status != 1) {
+        ipx_release(d);
+        free(d);
+        return status < 0 ? -1 : 1;
+    }
+    int width = (d->width + 7) / 8, height = (d->height + 7) / 8, bands = d->count;
+    uint8_t *pixels = malloc((size_t)width * (size_t)height * (size_t)bands);
+    if (!pixels) {
+        ipx_release(d);
+        free(d);
+        return -1;
+    }
+    for (int y = 0; y < height; y++) {
+        uint8_t *row = pixels + (size_t)y * (size_t)width * (size_t)bands;
+        for (int x = 0; x < width; x++) {
+            int luma = ipx_sample(d, &d->comps[0], x, y);
+            if (bands == 1) {
+                row[x] = ipx_clamp(luma);
+                continue;
+            }
+            /* JFIF YCbCr to RGB in 16.16 fixed point, rounded (as libjpeg's tables). */
+            int cb = ipx_sample(d, &d->comps[1], x, y) - 128, cr = ipx_sample(d, &d->comps[2], x, y) - 128;
+            row[3 * x] = ipx_clamp(luma + ((91881 * cr + 32768) >> 16));
+            row[3 * x + 1] = ipx_clamp(luma + ((-22554 * cb - 46802 * cr + 32768) >> 16));
+            row[3 * x + 2] = ipx_clamp(luma + ((116130 * cb + 32768) >> 16));
         }
     }
-
-    jpeg_start_output(&cinfo, cinfo.input_scan_number);
-    size_t width = cinfo.output_width, height = cinfo.output_height, bands = cinfo.output_components;
-    pixels = malloc(width * height * bands);
-    if (!pixels) {
-        jpeg_destroy_decompress(&cinfo);
-        return -1;
+    /* The ICC profile, when every chunk is present. */
+    size_t icc_size = 0;
+    int icc_complete = d->icc_chunks > 0;
+    for (int i = 0; i < d->icc_chunks; i++) {
+        if (!d->icc_chunk[i]) icc_complete = 0;
+        else icc_size += d->icc_length[i];
     }
-    while (cinfo.output_scanline < cinfo.output_height) {
-        JSAMPROW row = pixels + (size_t)cinfo.output_scanline * width * bands;
-        jpeg_read_scanlines(&cinfo, &row, 1);
-    }
-    jpeg_finish_output(&cinfo);
-    unsigned int icc_length = 0;
-    JOCTET *profile = NULL;
-    if (jpeg_read_icc_profile(&cinfo, &profile, &icc_length)) {
-        icc = profile;
-    }
-    jpeg_destroy_decompress(&cinfo);
-
-    VipsImage *image = vips_image_new_from_memory_copy(pixels, width * height * bands, (int)width, (int)height,
-                                                       (int)bands, VIPS_FORMAT_UCHAR);
+    VipsImage *image = vips_image_new_from_memory_copy(pixels, (size_t)width * (size_t)height * (size_t)bands, width,
+                                                       height, bands, VIPS_FORMAT_UCHAR);
     free(pixels);
     if (!image) {
-        free(icc);
+        ipx_release(d);
+        free(d);
         return -1;
     }
-    image->Type = gray ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB;
-    if (icc) {
-        vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, icc, icc_length);
-        free(icc);
+    image->Type = bands == 1 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB;
+    if (icc_complete && icc_size) {
+        uint8_t *icc = malloc(icc_size);
+        if (icc) {
+            size_t offset = 0;
+            for (int i = 0; i < d->icc_chunks; i++) {
+                memcpy(icc + offset, d->icc_chunk[i], d->icc_length[i]);
+                offset += d->icc_length[i];
+            }
+            vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, icc, icc_size);
+            free(icc);
+        }
     }
     if (orientation > 1) {
         vips_image_set_int(image, VIPS_META_ORIENTATION, orientation);
     }
+    ipx_release(d);
+    free(d);
     *out = image;
     return 0;
 }

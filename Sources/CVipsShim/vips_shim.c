@@ -91,6 +91,14 @@ int ipx_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality,
                                 "optimize_coding", TRUE, "interlace", interlace ? TRUE : FALSE, NULL);
 }
 
+int ipx_vips_jpegsave_layout(VipsImage *in, void **buffer, size_t *length, int quality, int interlace,
+                             int subsample, int restart_interval) {
+    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, "optimize_coding", TRUE,
+                                "interlace", interlace ? TRUE : FALSE,
+                                "subsample_mode", subsample ? VIPS_FOREIGN_SUBSAMPLE_ON : VIPS_FOREIGN_SUBSAMPLE_OFF,
+                                "restart_interval", restart_interval, NULL);
+}
+
 int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression) {
     return vips_pngsave_buffer(in, buffer, length, "compression", compression, "strip", TRUE, NULL);
 }

@@ -43,6 +43,10 @@ int ipx_vips_copy_as_animation(VipsImage *in, VipsImage **out, int page_height, 
 int ipx_vips_copy_with_orientation(VipsImage *in, VipsImage **out, int orientation);
 
 int ipx_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality, int interlace, int strip);
+/// A JPEG with a chosen layout (4:2:0 chroma or not, restart markers every `restart_interval` MCUs, or 0
+/// for none), metadata stripped: for tests of decoders that must handle every layout.
+int ipx_vips_jpegsave_layout(VipsImage *in, void **buffer, size_t *length, int quality, int interlace,
+                             int subsample, int restart_interval);
 /// Decodes all frames of an encoded buffer into memory (n=-1).
 int ipx_vips_decode_all_pages(const void *buffer, size_t length, VipsImage **out);
 int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression);
