@@ -96,11 +96,14 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
                 answered = true
                 guard answer.close else {
                     context.write(NIOAny(answer.head), promise: nil)
+                    context.write(NIOAny(answer.tail), promise: nil)
                     if let body = answer.body { context.write(NIOAny(body), promise: nil) }
                     continue
                 }
                 // Closed once written; whatever the client sent after `Connection: close` is not answered.
                 var whole = answer.head
+                var tail = answer.tail
+                whole.writeBuffer(&tail)
                 if var body = answer.body { whole.writeBuffer(&body) }
                 let written = context.eventLoop.makePromise(of: Void.self)
                 context.write(NIOAny(whole), promise: written)

@@ -9,8 +9,10 @@ import Synchronization
 struct MemoryHitResponder: Sendable {
     /// A complete response, ready for the socket.
     struct Answer {
-        /// Status line and headers.
+        /// Status line and the headers that are the same for every request of this variant this second.
         var head: ByteBuffer
+        /// The request's own headers (id, `Server-Timing`) and the blank line.
+        var tail: ByteBuffer
         var body: ByteBuffer?
         /// The client asked to close the connection after this response.
         var close: Bool
@@ -23,6 +25,8 @@ struct MemoryHitResponder: Sendable {
     /// Parsed requests and their variant keys by path and `Accept`: a hot variant is asked for with
     /// the same path over and over.
     let parsed = ParsedRequestCache()
+    /// The serialised fixed part of each hot variant's answer.
+    let preparedHeads = PreparedHeadCache()
 
     func answer(_ head: RawRequestHead, client: String?, allocator: ByteBufferAllocator) -> Answer? {
         guard images.guards.signer == nil else { return nil }
@@ -37,18 +41,37 @@ struct MemoryHitResponder: Sendable {
         guard let outcome = pipeline.freshInMemory(hot.key, sourceHost: hot.sourceHost, conditions: conditions, timings: timings)
         else { return nil }
 
-        var (status, headers, body) = images.responseParts(for: outcome)
-        headers[.date] = dates.now()
-        headers[.server] = serverName
-        if head.close { headers[.connection] = "close" }
+        let variant = outcome.variant
+        let second = Int(Date().timeIntervalSince1970)
+        let shape = "\(outcome.notModified ? 304 : 200)|\(head.close)|\(variant.variesOnAccept)|\(variant.storable)|"
+        let prepared = preparedHeads.head(for: shape + variant.etag, second: second, expiresAt: variant.expiresAt) {
+            var (status, headers, _) = images.responseParts(for: outcome)
+            headers[.date] = dates.now()
+            headers[.server] = serverName
+            if head.close { headers[.connection] = "close" }
+            observability.addFixedHeaders(route: "img", to: &headers)
+            return Self.serialize(status, headers, allocator: allocator)
+        }
         let observed = ObservabilityMiddleware.ObservedRequest(
             method: "GET", route: "img", sourceURL: hot.sourceURL,
             requestID: ObservabilityMiddleware.requestID(from: head.requestID), timings: timings, client: client)
-        observability.observe(observed, status: status.code, headers: &headers, total: ContinuousClock.now - start)
-        return Answer(head: Self.serialize(status, headers, allocator: allocator), body: body, close: head.close)
+        let total = ContinuousClock.now - start
+        var tail = allocator.buffer(capacity: 160)
+        tail.writeStaticString("X-Request-Id: ")
+        tail.writeString(observed.requestID)
+        if let timing = observability.serverTiming(observed, total: total) {
+            tail.writeStaticString("\r\nServer-Timing: ")
+            tail.writeString(timing)
+        }
+        tail.writeStaticString("\r\n\r\n")
+        let body = outcome.notModified ? nil : variant.body
+        observability.record(
+            observed, status: outcome.notModified ? 304 : 200, bytes: body.map { String($0.readableBytes) }, errorReason: nil,
+            total: total)
+        return Answer(head: prepared, tail: tail, body: body, close: head.close)
     }
 
-    /// `HTTP/1.1 <status>`, the header lines and the blank line.
+    /// `HTTP/1.1 <status>` and the header lines, without the blank line that ends the head.
     static func serialize(_ status: HTTPResponse.Status, _ headers: HTTPFields, allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 512)
         buffer.writeStaticString("HTTP/1.1 ")
@@ -62,7 +85,6 @@ struct MemoryHitResponder: Sendable {
             buffer.writeString(field.value)
             buffer.writeStaticString("\r\n")
         }
-        buffer.writeStaticString("\r\n")
         return buffer
     }
 }

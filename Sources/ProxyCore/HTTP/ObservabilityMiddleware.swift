@@ -49,30 +49,41 @@ struct ObservabilityMiddleware: RouterMiddleware {
     }
 
     /// Completes the response headers (request id, Server-Timing, Timing-Allow-Origin, nosniff, CSP)
-    /// and records the request: metrics, the status page's samples, one access-log line. Shared with
-    /// ``MemoryHitHandler``, which answers memory hits before the router.
+    /// and records the request: metrics, the status page's samples, one access-log line.
     func observe(_ request: ObservedRequest, status: Int, headers: inout HTTPFields, total: Duration) {
-        let route = request.route
         headers[.xRequestID] = request.requestID
-        if route == "img" || route == "info" {
-            headers[.serverTiming] = request.timings.serverTiming(total: total)
-        }
+        if let timing = serverTiming(request, total: total) { headers[.serverTiming] = timing }
+        addFixedHeaders(route: request.route, to: &headers)
+        let reason = status >= 400 ? headers[.xErrorReason] ?? (status == 404 ? "not_found" : "error") : nil
+        headers[.xErrorReason] = nil
+        record(request, status: status, bytes: headers[.contentLength], errorReason: reason, total: total)
+    }
+
+    /// The `Server-Timing` value of a request, for the routes that have one.
+    func serverTiming(_ request: ObservedRequest, total: Duration) -> String? {
+        request.route == "img" || request.route == "info" ? request.timings.serverTiming(total: total) : nil
+    }
+
+    /// The headers every response of `route` gets that do not depend on the request: Timing-Allow-Origin,
+    /// nosniff, CSP. (``MemoryHitResponder`` serialises them once per hot variant.)
+    func addFixedHeaders(route: String, to headers: inout HTTPFields) {
         if !timingAllowOrigin.isEmpty { headers[.timingAllowOrigin] = timingAllowOrigin }
         headers[.xContentTypeOptions] = "nosniff"
         headers[.contentSecurityPolicy] = route == "status" ? Self.statusPagePolicy : "default-src 'none'"
+    }
 
-        let tier = request.timings.cacheTier
-        metrics.recordRequest(route: route, status: status, cache: tier, duration: total)
+    /// Records an answered request: metrics, the status page's samples, one access-log line.
+    func record(_ request: ObservedRequest, status: Int, bytes: String?, errorReason: String?, total: Duration) {
+        let route = request.route
+        metrics.recordRequest(route: route, status: status, cache: request.timings.cacheTier, duration: total)
         let now = Date().timeIntervalSince1970
         let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
         requestLog.record(.init(time: now, route: route, status: status, duration: seconds))
-        if status >= 400 {
-            let reason = headers[.xErrorReason] ?? (status == 404 ? "not_found" : "error")
-            metrics.recordRejection(reason: reason)
-            requestLog.recordError(.init(time: now, route: route, status: status, reason: reason, requestID: request.requestID))
+        if let errorReason {
+            metrics.recordRejection(reason: errorReason)
+            requestLog.recordError(.init(time: now, route: route, status: status, reason: errorReason, requestID: request.requestID))
         }
-        headers[.xErrorReason] = nil
-        accessLog(request, status: status, bytes: headers[.contentLength] ?? "0", total: total)
+        accessLog(request, status: status, bytes: bytes ?? "0", total: total)
     }
 
     private func accessLog(_ request: ObservedRequest, status: Int, bytes: String, total: Duration) {
