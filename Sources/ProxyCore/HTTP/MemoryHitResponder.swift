@@ -27,6 +27,17 @@ struct MemoryHitResponder: Sendable {
     let parsed = ParsedRequestCache()
     /// The serialised fixed part of each hot variant's answer.
     let preparedHeads = PreparedHeadCache()
+    /// The request metrics of memory hits answered 200 and 304.
+    let servedSeries: ProxyMetrics.RequestSeries
+    let notModifiedSeries: ProxyMetrics.RequestSeries
+
+    init(images: ImageHandler, observability: ObservabilityMiddleware, serverName: String) {
+        self.images = images
+        self.observability = observability
+        self.serverName = serverName
+        servedSeries = observability.metrics.requestSeries(route: "img", status: 200, cache: CacheTier.memory.rawValue)
+        notModifiedSeries = observability.metrics.requestSeries(route: "img", status: 304, cache: CacheTier.memory.rawValue)
+    }
 
     func answer(_ head: RawRequestHead, client: String?, allocator: ByteBufferAllocator) -> Answer? {
         guard images.guards.signer == nil else { return nil }
@@ -67,7 +78,7 @@ struct MemoryHitResponder: Sendable {
         let body = outcome.notModified ? nil : variant.body
         observability.record(
             observed, status: outcome.notModified ? 304 : 200, bytes: body.map { String($0.readableBytes) }, errorReason: nil,
-            total: total)
+            total: total, series: outcome.notModified ? notModifiedSeries : servedSeries)
         return Answer(head: prepared, tail: tail, body: body, close: head.close)
     }
 

@@ -72,10 +72,18 @@ struct ObservabilityMiddleware: RouterMiddleware {
         headers[.contentSecurityPolicy] = route == "status" ? Self.statusPagePolicy : "default-src 'none'"
     }
 
-    /// Records an answered request: metrics, the status page's samples, one access-log line.
-    func record(_ request: ObservedRequest, status: Int, bytes: String?, errorReason: String?, total: Duration) {
+    /// Records an answered request: metrics (into `series` when the caller looked it up already), the
+    /// status page's samples, one access-log line.
+    func record(
+        _ request: ObservedRequest, status: Int, bytes: String?, errorReason: String?, total: Duration,
+        series: ProxyMetrics.RequestSeries? = nil
+    ) {
         let route = request.route
-        metrics.recordRequest(route: route, status: status, cache: request.timings.cacheTier, duration: total)
+        if let series {
+            series.record(total)
+        } else {
+            metrics.recordRequest(route: route, status: status, cache: request.timings.cacheTier, duration: total)
+        }
         let now = Date().timeIntervalSince1970
         let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
         requestLog.record(.init(time: now, route: route, status: status, duration: seconds))

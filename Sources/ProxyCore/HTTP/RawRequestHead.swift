@@ -32,59 +32,84 @@ struct RawRequestHead: Equatable, Sendable {
         var reader = LineReader(bytes: bytes, limit: maxHeadBytes)
         guard let requestLine = reader.nextLine() else { return reader.verdict }
         guard let (method, target, version) = split(requestLine: requestLine) else { return .unframed }
-        guard version == "HTTP/1.1" || version == "HTTP/1.0" else { return .unframed }
-        var head = RawRequestHead(path: target)
-        var eligible = method == "GET" && version == "HTTP/1.1" && target.hasPrefix("/img?")
-        var seen = Set<String>()
+        let http11 = version.elementsEqual("HTTP/1.1".utf8)
+        guard http11 || version.elementsEqual("HTTP/1.0".utf8) else { return .unframed }
+        let imagePrefix = "/img?".utf8
+        var eligible = http11 && method.elementsEqual("GET".utf8) && target.starts(with: imagePrefix)
+        var head = RawRequestHead(path: "")
+        var seen = 0
         while true {
             guard let line = reader.nextLine() else { return reader.verdict }
             if line.isEmpty { break }
-            guard let (name, value) = split(headerLine: line) else { return .unframed }
-            switch name {
-            case "content-length":
-                guard value == "0" else { return .unframed }
-            case "transfer-encoding", "upgrade", "expect":
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return .unframed }
+            let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
+            guard name.allSatisfy(isTokenByte), let value = trimmedValue(line[(colon + 1)...]) else { return .unframed }
+            guard let header = Header(name) else { continue }
+            // A repeated header is combined by HTTP rules: the router does that.
+            if seen & (1 << header.rawValue) != 0 { eligible = false }
+            seen |= 1 << header.rawValue
+            switch header {
+            case .contentLength:
+                guard value.elementsEqual("0".utf8) else { return .unframed }
+            case .transferEncoding, .upgrade, .expect:
                 return .unframed
-            case "connection":
-                if value.lowercased().contains("close") { head.close = true }
-                if value.lowercased().contains("upgrade") { return .unframed }
-            case "accept": head.accept = value
-            case "if-none-match": head.ifNoneMatch = value
-            case "cache-control": head.cacheControl = value
-            case "x-request-id": head.requestID = value
-            default: if name == Self.hopHeader { eligible = false }
+            case .connection:
+                let tokens = String(decoding: value, as: UTF8.self).lowercased()
+                if tokens.contains("upgrade") { return .unframed }
+                if tokens.contains("close") { head.close = true }
+            case .accept: head.accept = String(decoding: value, as: UTF8.self)
+            case .ifNoneMatch: head.ifNoneMatch = String(decoding: value, as: UTF8.self)
+            case .cacheControl: head.cacheControl = String(decoding: value, as: UTF8.self)
+            case .requestID: head.requestID = String(decoding: value, as: UTF8.self)
+            case .hop: eligible = false
             }
-            // A repeated header the answer depends on is combined by HTTP rules: the router does that.
-            if !seen.insert(name).inserted, Self.consulted.contains(name) { eligible = false }
         }
-        return eligible ? .candidate(head, length: reader.offset) : .ordinary(length: reader.offset)
+        guard eligible else { return .ordinary(length: reader.offset) }
+        head.path = String(decoding: target, as: UTF8.self)
+        return .candidate(head, length: reader.offset)
     }
 
-    /// Our own loop marker (a request made by a proxy for its source): the router refuses it.
-    private static let hopHeader = OriginFetcher.hopHeader.lowercased()
+    /// The headers that matter here (everything else is passed over).
+    private enum Header: Int {
+        case contentLength, transferEncoding, upgrade, expect, connection, accept, ifNoneMatch, cacheControl, requestID, hop
 
-    /// The headers a memory-hit answer depends on.
-    private static let consulted: Set<String> = ["accept", "if-none-match", "cache-control", "x-request-id", "connection"]
+        private static let names: [(Header, [UInt8])] = [
+            (.contentLength, Array("content-length".utf8)), (.transferEncoding, Array("transfer-encoding".utf8)),
+            (.upgrade, Array("upgrade".utf8)), (.expect, Array("expect".utf8)), (.connection, Array("connection".utf8)),
+            (.accept, Array("accept".utf8)), (.ifNoneMatch, Array("if-none-match".utf8)),
+            (.cacheControl, Array("cache-control".utf8)), (.requestID, Array("x-request-id".utf8)),
+            (.hop, Array(OriginFetcher.hopHeader.lowercased().utf8)),
+        ]
 
-    private static func split(requestLine line: UnsafeRawBufferPointer) -> (String, String, String)? {
+        /// The header named `name` (any case), or nil for one that does not matter here.
+        init?(_ name: UnsafeRawBufferPointer) {
+            for (header, known) in Self.names where known.count == name.count {
+                if zip(name, known).allSatisfy({ ($0 | 0x20) == $1 || $0 == $1 }) {
+                    self = header
+                    return
+                }
+            }
+            return nil
+        }
+    }
+
+    private typealias Bytes = Slice<UnsafeRawBufferPointer>
+
+    private static func split(requestLine line: UnsafeRawBufferPointer) -> (Bytes, Bytes, Bytes)? {
         let parts = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
         guard parts[0].allSatisfy({ $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) else { return nil }
         guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
-        return (String(decoding: parts[0], as: UTF8.self), String(decoding: parts[1], as: UTF8.self),
-                String(decoding: parts[2], as: UTF8.self))
+        return (parts[0], parts[1], parts[2])
     }
 
-    /// `name: value` with the name lower-cased and the value trimmed; nil for anything but a token name.
-    private static func split(headerLine line: UnsafeRawBufferPointer) -> (String, String)? {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return nil }
-        let name = line[..<colon]
-        guard name.allSatisfy(isTokenByte) else { return nil }
-        var value = line[(colon + 1)...]
+    /// A header value without its surrounding whitespace; nil when it holds control characters.
+    private static func trimmedValue(_ raw: Bytes) -> Bytes? {
+        var value = raw
         while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
         while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
-        guard value.allSatisfy({ $0 >= 0x20 || $0 == 0x09 }), !value.contains(0x7F) else { return nil }
-        return (String(decoding: name, as: UTF8.self).lowercased(), String(decoding: value, as: UTF8.self))
+        guard value.allSatisfy({ ($0 >= 0x20 || $0 == 0x09) && $0 != 0x7F }) else { return nil }
+        return value
     }
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {

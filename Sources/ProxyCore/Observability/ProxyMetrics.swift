@@ -129,19 +129,38 @@ public final class ProxyMetrics: Sendable {
 
     /// One answered HTTP request.
     public func recordRequest(route: String, status: Int, cache: String, duration: Duration) {
-        series("\(route)|\(status)", in: requestCounters) {
+        requestSeries(route: route, status: status, cache: cache).record(duration)
+    }
+
+    /// The request counter and duration histogram of one route, status and cache tier, looked up once
+    /// by a hot path (the memory-hit handler) instead of per request.
+    public struct RequestSeries: Sendable {
+        let counter: Counter
+        let durations: DurationHistogram
+
+        /// One answered request that took `duration`.
+        public func record(_ duration: Duration) {
+            counter.increment()
+            durations.record(duration)
+        }
+    }
+
+    /// The series of requests of `route` answered with `status` from `cache` (created on first use).
+    public func requestSeries(route: String, status: Int, cache: String) -> RequestSeries {
+        let counter = series("\(route)|\(status)", in: requestCounters) {
             registry.makeCounter(
                 descriptor: MetricNameDescriptor(
                     metricName: "imageproxy_http_requests", unitName: "total", helpText: "HTTP requests answered, by route and status."),
                 labels: [("route", route), ("status", String(status))])
-        }.increment()
-        series(route + "|" + cache, in: requestDurations) {
+        }
+        let durations = series(route + "|" + cache, in: requestDurations) {
             registry.makeDurationHistogram(
                 descriptor: MetricNameDescriptor(
                     metricName: "imageproxy_http_request_duration", unitName: "seconds",
                     helpText: "Time to answer HTTP requests, by route and the cache tier that answered (memory, disk, miss, none)."),
                 labels: [("route", route), ("cache", cache)], buckets: Self.durationBuckets)
-        }.record(duration)
+        }
+        return RequestSeries(counter: counter, durations: durations)
     }
 
     /// A cache lookup in a tier (memory or disk).

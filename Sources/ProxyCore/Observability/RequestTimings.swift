@@ -59,6 +59,7 @@ public final class RequestTimings: Sendable {
     /// Milliseconds with one decimal.
     static func milliseconds(_ duration: Duration) -> String {
         let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-        return String((value * 10).rounded() / 10)
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(abs(tenths % 10))"
     }
 }
