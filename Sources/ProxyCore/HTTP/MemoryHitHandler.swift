@@ -95,18 +95,12 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
                 buffer.moveReaderIndex(forwardBy: length)
                 answered = true
                 guard answer.close else {
-                    context.write(NIOAny(answer.head), promise: nil)
-                    context.write(NIOAny(answer.tail), promise: nil)
-                    if let body = answer.body { context.write(NIOAny(body), promise: nil) }
+                    context.write(NIOAny(answer.bytes), promise: nil)
                     continue
                 }
                 // Closed once written; whatever the client sent after `Connection: close` is not answered.
-                var whole = answer.head
-                var tail = answer.tail
-                whole.writeBuffer(&tail)
-                if var body = answer.body { whole.writeBuffer(&body) }
                 let written = context.eventLoop.makePromise(of: Void.self)
-                context.write(NIOAny(whole), promise: written)
+                context.write(NIOAny(answer.bytes), promise: written)
                 let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
                 written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
                 return

@@ -9,11 +9,9 @@ import Synchronization
 struct MemoryHitResponder: Sendable {
     /// A complete response, ready for the socket.
     struct Answer {
-        /// Status line and the headers that are the same for every request of this variant this second.
-        var head: ByteBuffer
-        /// The request's own headers (id, `Server-Timing`) and the blank line.
-        var tail: ByteBuffer
-        var body: ByteBuffer?
+        /// Status line, headers and body in one buffer (one pass through the pipeline, one iovec: the
+        /// copy of a thumbnail costs less than separate writes).
+        var bytes: ByteBuffer
         /// The client asked to close the connection after this response.
         var close: Bool
     }
@@ -67,19 +65,21 @@ struct MemoryHitResponder: Sendable {
             method: "GET", route: "img", sourceURL: hot.sourceURL,
             requestID: ObservabilityMiddleware.requestID(from: head.requestID), timings: timings, client: client)
         let total = ContinuousClock.now - start
-        var tail = allocator.buffer(capacity: 160)
-        tail.writeStaticString("X-Request-Id: ")
-        tail.writeString(observed.requestID)
-        if let timing = observability.serverTiming(observed, total: total) {
-            tail.writeStaticString("\r\nServer-Timing: ")
-            tail.writeString(timing)
-        }
-        tail.writeStaticString("\r\n\r\n")
         let body = outcome.notModified ? nil : variant.body
+        var bytes = allocator.buffer(capacity: prepared.readableBytes + 160 + (body?.readableBytes ?? 0))
+        bytes.writeImmutableBuffer(prepared)
+        bytes.writeStaticString("X-Request-Id: ")
+        bytes.writeString(observed.requestID)
+        if let timing = observability.serverTiming(observed, total: total) {
+            bytes.writeStaticString("\r\nServer-Timing: ")
+            bytes.writeString(timing)
+        }
+        bytes.writeStaticString("\r\n\r\n")
+        if let body { bytes.writeImmutableBuffer(body) }
         observability.record(
             observed, status: outcome.notModified ? 304 : 200, bytes: body.map { String($0.readableBytes) }, errorReason: nil,
             total: total, series: outcome.notModified ? notModifiedSeries : servedSeries)
-        return Answer(head: prepared, tail: tail, body: body, close: head.close)
+        return Answer(bytes: bytes, close: head.close)
     }
 
     /// `HTTP/1.1 <status>` and the header lines, without the blank line that ends the head.
