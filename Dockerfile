@@ -3,7 +3,7 @@
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libvips-dev libjpeg62-turbo-dev libcurl4-openssl-dev libsqlite3-dev pkg-config \
+    && apt-get install -y --no-install-recommends libvips-dev libcurl4-openssl-dev libsqlite3-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./

@@ -30,7 +30,7 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
-        .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "CVipsShim", dependencies: ["CVips"]),
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",

@@ -59,26 +59,24 @@ def get(url, timeout=60):
         return error.code, error.read(), dict(error.headers)
 
 
-def peak_rss_mb(pid):
+def status_mb(pid, field):
+    """A memory field of /proc/<pid>/status (VmRSS, VmHWM) in MB; None when the process is gone."""
     try:
         with open(f"/proc/{pid}/status") as status:
             for line in status:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
     return None
+
+
+def peak_rss_mb(pid):
+    return status_mb(pid, "VmHWM")
 
 
 def rss_mb(pid):
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
+    return status_mb(pid, "VmRSS")
 
 
 class Origin:

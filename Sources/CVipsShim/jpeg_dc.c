@@ -20,7 +20,7 @@
 
 struct ipx_huffman {
     int defined;
-    int32_t maxcode[18]; /* largest code of each length, -1 when none */
+    int32_t maxcode[17]; /* largest code of each length, -1 when none */
     int32_t valptr[17];
     int32_t mincode[17];
     uint8_t values[256];
@@ -73,7 +73,6 @@ static int ipx_define_huffman(struct ipx_dc_decoder *d, const uint8_t *p, int le
                 if (code > (1 << len)) return 0;
                 code <<= 1;
             }
-            t->maxcode[17] = 0x7FFFFFFF;
             memcpy(t->values, p + 17, (size_t)total);
             t->defined = 1;
         }

@@ -119,6 +119,25 @@ import Testing
         }
     }
 
+    @Test func aNewWidthNeverJoinsAStaleVariantsConditionalRequest() async throws {
+        try await withOriginAndRuntime(configure: { $0.cache.storeOriginals = .repeat }) { proxy, origin, hits, runtime in
+            let port = runtime.listeningPort.value
+            let url = "\(origin)/fresh-slow.jpg"
+            #expect(try await proxy.image([("url", url), ("w", "80")]).status == .ok)
+            await runtime.diskCache.waitForPendingWrites()
+            try await Task.sleep(for: .milliseconds(2200))
+            // The stale width-80 variant's conditional GET is in flight (its 304 carries no bytes) ...
+            let stale = Task { try await httpGet(port: port, path: "/img?url=\(url)&w=80") }
+            #expect(try await eventually { hits.count("conditional:/fresh-slow.jpg") == 1 })
+            // ... when a new width of the same source arrives: it needs the bytes, so it downloads them.
+            let newWidth = try await proxy.image([("url", url), ("w", "40")])
+            #expect(newWidth.status == .ok)
+            #expect(try VipsImage.decode(newWidth.bytes).width == 40)
+            #expect(try await stale.value.status == 200)
+            #expect(hits.count("/fresh-slow.jpg") == 3, "the first GET, the conditional one, and the new width's own")
+        }
+    }
+
     @Test func noStoreSourcesAreNotStored() async throws {
         try await withOriginAndProxy { proxy, origin, hits in
             let url = "\(origin)/nostore.jpg"

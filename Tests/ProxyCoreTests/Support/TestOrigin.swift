@@ -91,6 +91,17 @@ struct TestOrigin {
             response.headers[.cacheControl] = "max-age=2"
             return response
         }
+        router.get("/fresh-slow.jpg") { request, _ in
+            // As /fresh.jpg, but a matching conditional request waits 500 ms for its 304.
+            if request.headers[.ifNoneMatch] == "\"fresh-v1\"" {
+                try await Task.sleep(for: .milliseconds(500))
+                return Response(status: .notModified, headers: [.eTag: "\"fresh-v1\"", .cacheControl: "max-age=2"])
+            }
+            var response = image(Self.jpeg, type: "image/jpeg")
+            response.headers[.eTag] = "\"fresh-v1\""
+            response.headers[.cacheControl] = "max-age=2"
+            return response
+        }
         router.get("/nostore.jpg") { _, _ in
             var response = image(Self.jpeg, type: "image/jpeg")
             response.headers[.cacheControl] = "no-store"
