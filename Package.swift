@@ -30,7 +30,12 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
-        .target(name: "CVipsShim", dependencies: ["CVips"]),
+        .target(
+            name: "CVipsShim", dependencies: ["CVips"],
+            // Frame counts from the containers (frame_count.c): libwebpdemux comes with libwebp-dev
+            // (a libvips-dev dependency), giflib with libgif-dev.
+            linkerSettings: [.linkedLibrary("webpdemux"), .linkedLibrary("gif")]
+        ),
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",

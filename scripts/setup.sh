@@ -2,7 +2,7 @@
 # Installs the system libraries ImageProxy builds against (Debian 12 / Ubuntu), when missing.
 # Swift 6.3 itself must already be on PATH (https://swift.org/install).
 set -euo pipefail
-packages=(libvips-dev libcurl4-openssl-dev libsqlite3-dev pkg-config ca-certificates)
+packages=(libvips-dev libwebp-dev libgif-dev libcurl4-openssl-dev libsqlite3-dev pkg-config ca-certificates)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* A 1/8-scale decode of a progressive JPEG from its DC coefficients alone.
  *
@@ -11,10 +12,17 @@
  * decoder Huffman-decodes only the DC scans and steps over every AC scan by looking for its end marker,
  * so it reads a few percent of the entropy-coded bits and needs no coefficient buffer (libjpeg keeps
  * every coefficient of the image, 88 MB for a 5120x2880 4:4:4 file, even when only DC is wanted).
- * Chroma planes at a lower resolution are repeated (as libjpeg's scaled IDCT does without AC terms).
+ * Only files whose components share one sampling (4:4:4 colour, grey) are decoded: for subsampled chroma
+ * libjpeg's 1/8 decode uses a 2x2 IDCT with AC terms, which the DC alone cannot reproduce.
  *
- * Anything else (baseline or arithmetic-coded files, 12-bit samples, CMYK/RGB/Adobe-transformed files,
- * a missing or corrupt DC scan) returns 1, and the caller takes libvips' path, which reports errors. */
+ * Every marker segment up to EOI is walked (AC scans stepped over by their end marker), so that a file
+ * this decoder answers is one libjpeg would read whole too. Anything else (baseline or arithmetic-coded
+ * files, 12-bit samples, CMYK/RGB/Adobe-transformed files, a missing EOI, a corrupt or repeated DC scan,
+ * any anomaly) returns 1, and the caller takes libvips' path, which then decides how the damage is
+ * answered for every variant alike.
+ *
+ * Bounds: at most IPX_JPEG_MAX_SCANS scans; the deadline is checked every block row; DC predictors and
+ * samples are clamped, so no arithmetic overflows whatever the tables say. */
 
 #define IPX_MAX_COMPONENTS 3
 
@@ -37,7 +45,8 @@ struct ipx_component {
 
 struct ipx_dc_decoder {
     const uint8_t *data, *end, *p;
-    int width, height, count, hmax, vmax, restart_interval, progressive, adobe_transform;
+    int width, height, count, hmax, vmax, restart_interval, progressive, adobe_transform, scans;
+    long long deadline_ns; /* CLOCK_MONOTONIC; 0: none */
     uint16_t quant[4];
     int quant_defined[4];
     struct ipx_huffman dc_tables[4];
@@ -45,6 +54,7 @@ struct ipx_dc_decoder {
     /* bit reader */
     uint32_t bits;
     int bit_count;
+    int phantom; /* zero bytes fed past the segment's data since the last reset */
     /* ICC profile chunks (APP2 "ICC_PROFILE") */
     const uint8_t *icc_chunk[256];
     size_t icc_length[256];
@@ -113,6 +123,9 @@ static int ipx_start_frame(struct ipx_dc_decoder *d, const uint8_t *p, int lengt
         if (comp->h > d->hmax) d->hmax = comp->h;
         if (comp->v > d->vmax) d->vmax = comp->v;
     }
+    for (int c = 0; c < d->count; c++) {
+        if (d->comps[c].h != d->hmax || d->comps[c].v != d->vmax) return 0; /* subsampled: libjpeg's path */
+    }
     int mcus_x = (d->width + 8 * d->hmax - 1) / (8 * d->hmax), mcus_y = (d->height + 8 * d->vmax - 1) / (8 * d->vmax);
     for (int c = 0; c < d->count; c++) {
         struct ipx_component *comp = &d->comps[c];
@@ -150,10 +163,13 @@ static void ipx_fill(struct ipx_dc_decoder *d) {
                     d->p += 2;
                 } else {
                     byte = 0; /* a marker: feed zeros, as libjpeg does */
+                    d->phantom++;
                 }
             } else {
                 d->p++;
             }
+        } else {
+            d->phantom++;
         }
         d->bits |= byte << (24 - d->bit_count);
         d->bit_count += 8;
@@ -185,15 +201,36 @@ static int ipx_decode_symbol(struct ipx_dc_decoder *d, const struct ipx_huffman 
 }
 
 /* After a restart interval: drop the partial byte and step over the RSTn marker. */
+/* Whether the bits used so far came from the data (not from zeros fed past its end: libjpeg's "premature
+   end of data segment", damage). */
+static int ipx_data_sufficed(const struct ipx_dc_decoder *d) { return d->phantom * 8 <= d->bit_count; }
+
 static int ipx_restart(struct ipx_dc_decoder *d, struct ipx_component **scan, int ns) {
+    if (!ipx_data_sufficed(d)) return 0;
     d->bits = 0;
     d->bit_count = 0;
+    d->phantom = 0;
     while (d->p + 1 < d->end && d->p[0] == 0xFF && d->p[1] == 0xFF) d->p++;
     if (d->p + 1 >= d->end || d->p[0] != 0xFF || d->p[1] < 0xD0 || d->p[1] > 0xD7) return 0;
     d->p += 2;
     for (int i = 0; i < ns; i++) scan[i]->predictor = 0;
     return 1;
 }
+
+static long long ipx_now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/* Whether the deadline passed (checked once per block row). */
+static int ipx_past_deadline(const struct ipx_dc_decoder *d) {
+    return d->deadline_ns > 0 && ipx_now_ns() > d->deadline_ns;
+}
+
+/* DC predictors stay within what 8-bit samples can produce (|DC| < 2^11 per unit of Al); a file asking
+   for more is damaged, and clamping keeps every later shift and sum defined. */
+#define IPX_PREDICTOR_LIMIT (1 << 15)
 
 /* One block's DC: the first bits (`refine` = 0) or one more bit (`refine` = 1). */
 static int ipx_decode_block(struct ipx_dc_decoder *d, struct ipx_component *comp, int bx, int by, int al, int refine) {
@@ -209,8 +246,11 @@ static int ipx_decode_block(struct ipx_dc_decoder *d, struct ipx_component *comp
         diff = ipx_bits(d, size);
         if (diff < (1 << (size - 1))) diff -= (1 << size) - 1;
     }
-    comp->predictor += diff;
-    *slot = (int16_t)(comp->predictor * (1 << al));
+    int predictor = comp->predictor + diff;
+    if (predictor > IPX_PREDICTOR_LIMIT || predictor < -IPX_PREDICTOR_LIMIT) return 0;
+    comp->predictor = predictor;
+    long scaled = (long)predictor * (1L << al);
+    *slot = (int16_t)(scaled > INT16_MAX ? INT16_MAX : scaled < INT16_MIN ? INT16_MIN : scaled);
     return 1;
 }
 
@@ -218,15 +258,18 @@ static int ipx_decode_dc_scan(struct ipx_dc_decoder *d, struct ipx_component **s
     int refine = ah != 0;
     d->bits = 0;
     d->bit_count = 0;
+    d->phantom = 0;
     for (int i = 0; i < ns; i++) {
         scan[i]->predictor = 0;
         if (!refine && !d->dc_tables[scan[i]->dc_table].defined) return 0;
-        if (refine && scan[i]->known_bits != ah) return 0;
+        if (!refine && scan[i]->known_bits != -1) return 0; /* a repeated first DC scan */
+        if (refine && (scan[i]->known_bits != ah || al != ah - 1)) return 0;
     }
     int units = 0;
     if (ns == 1) {
         struct ipx_component *comp = scan[0];
         for (int by = 0; by < comp->blocks_h; by++) {
+            if (ipx_past_deadline(d)) return 2;
             for (int bx = 0; bx < comp->blocks_w; bx++) {
                 if (d->restart_interval && units && units % d->restart_interval == 0 && !ipx_restart(d, scan, ns)) return 0;
                 if (!ipx_decode_block(d, comp, bx, by, al, refine)) return 0;
@@ -236,6 +279,7 @@ static int ipx_decode_dc_scan(struct ipx_dc_decoder *d, struct ipx_component **s
     } else {
         int mcus_x = (d->width + 8 * d->hmax - 1) / (8 * d->hmax), mcus_y = (d->height + 8 * d->vmax - 1) / (8 * d->vmax);
         for (int my = 0; my < mcus_y; my++) {
+            if (ipx_past_deadline(d)) return 2;
             for (int mx = 0; mx < mcus_x; mx++) {
                 if (d->restart_interval && units && units % d->restart_interval == 0 && !ipx_restart(d, scan, ns)) return 0;
                 for (int i = 0; i < ns; i++) {
@@ -250,6 +294,7 @@ static int ipx_decode_dc_scan(struct ipx_dc_decoder *d, struct ipx_component **s
             }
         }
     }
+    if (!ipx_data_sufficed(d)) return 0;
     for (int i = 0; i < ns; i++) scan[i]->known_bits = al;
     return 1;
 }
@@ -275,7 +320,8 @@ static int ipx_start_scan(struct ipx_dc_decoder *d, const uint8_t *p, int length
         return 1;
     }
     if (se != 0 || al > 13) return 0;
-    if (!ipx_decode_dc_scan(d, scan, ns, ah, al)) return 0;
+    int decoded = ipx_decode_dc_scan(d, scan, ns, ah, al);
+    if (decoded != 1) return decoded;
     /* Leftover bits are padding; the next marker follows (restart markers belong to this scan). */
     d->p = ipx_next_marker(d->p, d->end); /* the bit reader never reads past a marker */
     return 1;
@@ -289,16 +335,18 @@ static int ipx_dc_complete(const struct ipx_dc_decoder *d) {
     return 1;
 }
 
-/* Reads markers until every component's DC is complete. 1: done; 0: not this decoder's kind; -1: out of memory. */
+/* Reads every marker segment up to EOI, decoding the DC scans on the way. 1: done; 0: not this decoder's
+   kind (or damaged); -1: out of memory; 2: past the deadline; 3: too many scans. */
 static int ipx_read_dc(struct ipx_dc_decoder *d) {
     d->p = d->data;
     if (d->end - d->p < 4 || d->p[0] != 0xFF || d->p[1] != 0xD8) return 0;
     d->p += 2;
-    while (!ipx_dc_complete(d)) {
+    for (;;) {
         while (d->p < d->end && *d->p == 0xFF && d->p + 1 < d->end && d->p[1] == 0xFF) d->p++;
-        if (d->end - d->p < 4 || d->p[0] != 0xFF) return 0;
+        if (d->end - d->p < 2 || d->p[0] != 0xFF) return 0; /* truncated, or bytes where a marker belongs */
         int marker = d->p[1];
-        if (marker == 0xD9) return 0; /* EOI before the DC scans ended */
+        if (marker == 0xD9) break;
+        if (d->end - d->p < 4) return 0;
         int length = ipx_read16(d->p + 2) - 2;
         const uint8_t *segment = d->p + 4;
         if (length < 0 || segment + length > d->end) return 0;
@@ -309,7 +357,10 @@ static int ipx_read_dc(struct ipx_dc_decoder *d) {
         case 0xC4: ok = ipx_define_huffman(d, segment, length); break;
         case 0xDB: ok = ipx_define_quant(d, segment, length); break;
         case 0xDD: ok = length >= 2; if (ok) d->restart_interval = ipx_read16(segment); break;
-        case 0xDA: ok = d->progressive && ipx_start_scan(d, segment, length); break;
+        case 0xDA:
+            if (++d->scans > IPX_JPEG_MAX_SCANS) return 3;
+            ok = d->progressive ? ipx_start_scan(d, segment, length) : 0;
+            break;
         case 0xE2:
             if (length > 14 && memcmp(segment, "ICC_PROFILE\0", 12) == 0 && d->icc_chunks < 256) {
                 int sequence = segment[12];
@@ -326,11 +377,13 @@ static int ipx_read_dc(struct ipx_dc_decoder *d) {
         default:
             /* Baseline, lossless, hierarchical or arithmetic frames, DNL: not this decoder's kind. */
             if ((marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) || marker == 0xDC) return 0;
+            /* Restart markers or other stand-alone markers between segments: damage. */
+            if ((marker >= 0xD0 && marker <= 0xD8) || marker == 0x01 || marker == 0x00) return 0;
             break;
         }
-        if (ok < 0) return -1;
-        if (!ok) return 0;
+        if (ok != 1) return ok;
     }
+    if (!ipx_dc_complete(d)) return 0; /* EOI before the DC scans ended */
     for (int c = 0; c < d->count; c++) {
         if (!d->quant_defined[d->comps[c].quant_table]) return 0;
     }
@@ -340,6 +393,26 @@ static int ipx_read_dc(struct ipx_dc_decoder *d) {
     return 1;
 }
 
+int ipx_jpeg_count_scans(const void *buffer, size_t length, int limit) {
+    const uint8_t *p = buffer, *end = p + length;
+    if (length < 4 || p[0] != 0xFF || p[1] != 0xD8) return -1;
+    p += 2;
+    int scans = 0;
+    while (end - p >= 4 && scans <= limit) {
+        while (p + 1 < end && p[0] == 0xFF && p[1] == 0xFF) p++;
+        if (end - p < 4 || p[0] != 0xFF || p[1] == 0xD9) break;
+        const uint8_t *segment = p + 4;
+        int segment_length = ipx_read16(p + 2) - 2;
+        if (segment_length < 0 || segment + segment_length > end) break;
+        p = segment + segment_length;
+        if (segment[-3] == 0xDA) {
+            scans++;
+            p = ipx_next_marker(p, end); /* entropy-coded data up to the next marker */
+        }
+    }
+    return scans;
+}
+
 static uint8_t ipx_clamp(int value) { return (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value); }
 
 /* One component's 1/8 plane value at output pixel (x, y): the IDCT of a DC-only block. */
@@ -347,25 +420,28 @@ static int ipx_sample(const struct ipx_dc_decoder *d, const struct ipx_component
     int bx = x * comp->h / d->hmax, by = y * comp->v / d->vmax;
     if (bx >= comp->stride) bx = comp->stride - 1;
     if (by >= comp->rows) by = comp->rows - 1;
-    int coefficient = comp->dc[(size_t)by * (size_t)comp->stride + (size_t)bx];
-    return ((coefficient * (int)d->quant[comp->quant_table] + 4) >> 3) + 128;
+    long long coefficient = comp->dc[(size_t)by * (size_t)comp->stride + (size_t)bx];
+    long long value = ((coefficient * (long long)d->quant[comp->quant_table] + 4) >> 3) + 128;
+    /* Real 8-bit data stays within a few steps of 0...255; 16-bit tables can ask for far more. */
+    return (int)(value < -1024 ? -1024 : value > 1279 ? 1279 : value);
 }
 
 static void ipx_release(struct ipx_dc_decoder *d) {
     for (int c = 0; c < IPX_MAX_COMPONENTS; c++) free(d->comps[c].dc);
 }
 
-int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, VipsImage **out) {
+int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, long long deadline_ns, VipsImage **out) {
     struct ipx_dc_decoder *d = calloc(1, sizeof(struct ipx_dc_decoder));
     if (!d) return -1;
     d->data = buffer;
     d->end = d->data + length;
     d->adobe_transform = -1;
+    d->deadline_ns = deadline_ns;
     int status = ipx_read_dc(d);
     if (status != 1) {
         ipx_release(d);
         free(d);
-        return status < 0 ? -1 : 1;
+        return status < 0 ? -1 : status == 0 ? 1 : status;
     }
     int width = (d->width + 7) / 8, height = (d->height + 7) / 8, bands = d->count;
     uint8_t *pixels = malloc((size_t)width * (size_t)height * (size_t)bands);
@@ -424,11 +500,4 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, V
     free(d);
     *out = image;
     return 0;
-}
-
-int ipx_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int size, int crop) {
-    if (crop >= 0) {
-        return vips_thumbnail_image(in, out, width, "height", height, "size", size, "crop", crop, NULL);
-    }
-    return vips_thumbnail_image(in, out, width, "height", height, "size", size, NULL);
 }

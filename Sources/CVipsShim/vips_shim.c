@@ -26,7 +26,7 @@ int ipx_vips_start(const char *program_name, int concurrency, int operation_cach
 }
 
 int ipx_vips_header(const void *buffer, size_t length,
-                    int *width, int *height, int *pages, int *orientation, int *bands) {
+                    int *width, int *height, int *pages, int *orientation, int *bands, int *colour_managed) {
     VipsImage *image = vips_image_new_from_buffer(buffer, length, "",
                                                   "access", VIPS_ACCESS_SEQUENTIAL, NULL);
     if (!image) {
@@ -34,9 +34,14 @@ int ipx_vips_header(const void *buffer, size_t length,
     }
     *width = vips_image_get_width(image);
     *height = vips_image_get_height(image);
-    *pages = vips_image_get_n_pages(image);
+    /* The raw field: vips_image_get_n_pages() says 1 for 1000 pages or more. */
+    if (!vips_image_get_typeof(image, VIPS_META_N_PAGES) || vips_image_get_int(image, VIPS_META_N_PAGES, pages)) {
+        *pages = 1;
+    }
     *orientation = vips_image_get_orientation(image);
     *bands = vips_image_get_bands(image);
+    *colour_managed = vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0 ||
+                      vips_image_get_interpretation(image) == VIPS_INTERPRETATION_CMYK;
     g_object_unref(image);
     return 0;
 }
@@ -159,36 +164,35 @@ char *ipx_vips_take_error(void) {
     return message;
 }
 
+/* vips_thumbnail's colour management: with an export profile it imports with the embedded profile (or
+   libvips' CMYK default) and converts to sRGB; without one (no profile: the numbers are sRGB already) it
+   leaves the pixels untouched, bit for bit. */
 int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage **out,
-                                    int width, int height, int size, int crop, int pages) {
+                                    int width, int height, int size, int crop, int pages, int to_srgb) {
     char options[64];
     if (pages > 1) {
         snprintf(options, sizeof(options), "fail_on=error,n=%d", pages);
     } else {
         snprintf(options, sizeof(options), "fail_on=error");
     }
+    const char *profile = to_srgb ? "srgb" : NULL;
     if (crop >= 0) {
         return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height, "size", size,
-                                     "crop", crop, "option_string", options, NULL);
+                                     "crop", crop, "option_string", options, "export_profile", profile, NULL);
     }
     return vips_thumbnail_buffer((void *)buffer, length, out, width, "height", height, "size", size,
-                                 "option_string", options, NULL);
+                                 "option_string", options, "export_profile", profile, NULL);
 }
 
 int ipx_vips_thumbnail_jpeg_shrunk(const void *buffer, size_t length, VipsImage **out,
-                                   int width, int height, int size, int crop, int shrink) {
+                                   int width, int height, int size, int crop, int shrink, int to_srgb) {
     VipsImage *loaded = NULL;
     VipsAccess access = crop >= 0 ? VIPS_ACCESS_RANDOM : VIPS_ACCESS_SEQUENTIAL;
     if (vips_jpegload_buffer((void *)buffer, length, &loaded, "shrink", shrink, "fail_on", VIPS_FAIL_ON_ERROR,
                              "access", access, NULL)) {
         return -1;
     }
-    int status;
-    if (crop >= 0) {
-        status = vips_thumbnail_image(loaded, out, width, "height", height, "size", size, "crop", crop, NULL);
-    } else {
-        status = vips_thumbnail_image(loaded, out, width, "height", height, "size", size, NULL);
-    }
+    int status = ipx_vips_thumbnail_image(loaded, out, width, height, size, crop, to_srgb);
     g_object_unref(loaded);
     return status;
 }
@@ -291,16 +295,86 @@ int ipx_vips_smartcrop(VipsImage *in, VipsImage **out, int width, int height) {
     return vips_smartcrop(in, out, width, height, "interesting", VIPS_INTERESTING_ATTENTION, NULL);
 }
 
+/* The only metadata fields an encoded result may keep: what frames and their timing need. Everything
+   else goes (EXIF blob and the exif-ifd* fields savers rebuild EXIF from, XMP, IPTC, ICC, Photoshop,
+   comments, PNG text chunks, orientation, resolution units, ...). */
+static const char *ipx_kept_fields[] = {VIPS_META_PAGE_HEIGHT, VIPS_META_N_PAGES, "delay", "loop", "gif-delay",
+                                        "gif-loop", NULL};
+
+static void *ipx_collect_removable(VipsImage *image, const char *field, GValue *value, void *a) {
+    GPtrArray *names = a;
+    (void)image;
+    (void)value;
+    for (int i = 0; ipx_kept_fields[i]; i++) {
+        if (strcmp(field, ipx_kept_fields[i]) == 0) return NULL;
+    }
+    g_ptr_array_add(names, g_strdup(field));
+    return NULL;
+}
+
 int ipx_vips_without_metadata(VipsImage *in, VipsImage **out) {
     if (vips_copy(in, out, NULL)) {
         return -1;
     }
-    const char *fields[] = {VIPS_META_EXIF_NAME, VIPS_META_XMP_NAME, VIPS_META_IPTC_NAME, VIPS_META_ICC_NAME,
-                            VIPS_META_PHOTOSHOP_NAME};
-    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-        vips_image_remove(*out, fields[i]);
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    vips_image_map(*out, ipx_collect_removable, names);
+    for (guint i = 0; i < names->len; i++) {
+        /* Built-in header fields (width, bands, ...) are not in the table: removing them is a no-op. */
+        vips_image_remove(*out, g_ptr_array_index(names, i));
     }
+    g_ptr_array_free(names, TRUE);
     return 0;
+}
+
+int ipx_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int size, int crop, int to_srgb) {
+    const char *profile = to_srgb ? "srgb" : NULL;
+    if (crop >= 0) {
+        return vips_thumbnail_image(in, out, width, "height", height, "size", size, "crop", crop,
+                                    "export_profile", profile, NULL);
+    }
+    return vips_thumbnail_image(in, out, width, "height", height, "size", size, "export_profile", profile, NULL);
+}
+
+int ipx_vips_metadata_fields(VipsImage *in, char *names, size_t capacity) {
+    GPtrArray *list = g_ptr_array_new_with_free_func(g_free);
+    vips_image_map(in, ipx_collect_removable, list);
+    size_t used = 0;
+    names[0] = '\0';
+    for (guint i = 0; i < list->len; i++) {
+        const char *name = g_ptr_array_index(list, i);
+        size_t length = strlen(name);
+        if (used + length + 2 > capacity) break;
+        memcpy(names + used, name, length);
+        used += length;
+        names[used++] = '\n';
+        names[used] = '\0';
+    }
+    g_ptr_array_free(list, TRUE);
+    return (int)used;
+}
+
+int ipx_vips_copy_with_blob(VipsImage *in, VipsImage **out, const char *name, const void *data, size_t length) {
+    if (vips_copy(in, out, NULL)) {
+        return -1;
+    }
+    vips_image_set_blob_copy(*out, name, data, length);
+    return 0;
+}
+
+int ipx_vips_copy_with_string(VipsImage *in, VipsImage **out, const char *name, const char *value) {
+    if (vips_copy(in, out, NULL)) {
+        return -1;
+    }
+    vips_image_set_string(*out, name, value);
+    return 0;
+}
+
+int ipx_vips_icc_export(VipsImage *in, VipsImage **out, const char *profile) {
+    return vips_icc_export(in, out, "output_profile", profile, NULL);
+}
+
+int ipx_vips_icc_to_srgb(VipsImage *in, VipsImage **out) {
+    return vips_icc_transform(in, out, "srgb", "embedded", TRUE, NULL);
 }
 
 int ipx_vips_page_height(VipsImage *in) {

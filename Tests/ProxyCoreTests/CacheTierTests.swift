@@ -9,7 +9,7 @@ import Testing
     private func variant(_ size: Int, source: String = "s") -> CachedVariant {
         CachedVariant(
             body: ByteBuffer(repeating: 1, count: size), contentType: "image/jpeg", etag: "\"e\"", expiresAt: 0,
-            storable: true, variesOnAccept: false, sourceKey: source)
+            storable: true, sourceKey: source)
     }
 
     @Test func memoryBudgetHoldsUnderChurnAndKeepsTheMostRecent() {
@@ -38,7 +38,7 @@ import Testing
             let entry = DiskEntry(
                 key: key, kind: .variant, sourceKey: "s", size: 1_000, contentType: "image/jpeg", etag: "\"\(index)\"",
                 originETag: nil, originLastModified: nil, fetchedAt: 0, expiresAt: future, lastAccess: Double(index),
-                variesOnAccept: false)
+                revalidation: .none)
             await cache.store([UInt8](repeating: UInt8(index), count: 1_000), as: entry)
         }
         let result = await cache.runJanitor()
@@ -59,7 +59,7 @@ import Testing
         for key in keys {
             await cache.store([1, 2, 3, 4], as: DiskEntry(
                 key: key, kind: .original, sourceKey: "s", size: 4, contentType: "image/png", etag: "\"x\"",
-                originETag: nil, originLastModified: nil, fetchedAt: 0, expiresAt: 1e12, lastAccess: 0, variesOnAccept: false))
+                originETag: nil, originLastModified: nil, fetchedAt: 0, expiresAt: 1e12, lastAccess: 0))
         }
         await cache.shutdown()
         // What a crash can leave: a temporary file, a truncated indexed file, a file without a row.
@@ -94,7 +94,9 @@ import Testing
         #expect(policy.verdict(cacheControl: nil, expires: nil, date: nil).lifetime == 100)
         #expect(!policy.verdict(cacheControl: "no-store", expires: nil, date: nil).storable)
         #expect(!policy.verdict(cacheControl: "private, max-age=60", expires: nil, date: nil).storable)
-        #expect(policy.verdict(cacheControl: "no-cache", expires: nil, date: nil).lifetime == 10)
+        #expect(policy.verdict(cacheControl: "no-cache", expires: nil, date: nil) == .init(storable: true, lifetime: 0, revalidation: .always))
+        #expect(policy.verdict(cacheControl: "max-age=5, must-revalidate", expires: nil, date: nil) == .init(storable: true, lifetime: 5, revalidation: .whenStale), "not clamped up")
+        #expect(policy.verdict(cacheControl: "max-age=0, proxy-revalidate", expires: nil, date: nil).revalidation == .whenStale)
         #expect(
             policy.verdict(cacheControl: nil, expires: "Sun, 06 Nov 1994 08:50:37 GMT", date: "Sun, 06 Nov 1994 08:49:37 GMT").lifetime == 60)
         #expect(policy.verdict(cacheControl: nil, expires: "0", date: nil).lifetime == 10, "invalid Expires is already expired")

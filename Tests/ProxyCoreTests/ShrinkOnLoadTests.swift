@@ -21,10 +21,10 @@ import Testing
     @Test func progressiveJPEGsDecodeAtAnEighthFromTheirDCScans() throws {
         let progressive = try large().encoded(as: .jpeg, quality: 90, progressive: true).bytes
         let baseline = try large().encoded(as: .jpeg, quality: 90).bytes
-        let eighth = try #require(JPEGEighthDecoder.decode(progressive))
+        let eighth = try #require(JPEGEighthDecoder.image(progressive))
         #expect(eighth.width == 300 && eighth.height == 200)
-        #expect(JPEGEighthDecoder.decode(baseline) == nil, "baseline files take libvips' path")
-        #expect(JPEGEighthDecoder.decode(Array(progressive.prefix(600))) == nil, "cut before the DC scans end")
+        #expect(JPEGEighthDecoder.image(baseline) == nil, "baseline files take libvips' path")
+        #expect(JPEGEighthDecoder.image(Array(progressive.prefix(600))) == nil, "cut before the DC scans end")
 
         // The 300-wide result from the DC scans matches the one from the whole baseline file.
         let fromDC = try transform(progressive, width: 300)

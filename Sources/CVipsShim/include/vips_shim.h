@@ -19,9 +19,16 @@ int ipx_limit_malloc_arenas(int arenas);
 /// back to the system as soon as they are freed. Returns 0 on failure.
 int ipx_set_malloc_mmap_threshold(int bytes);
 
-/// Reads only the header of an encoded image (no pixel decode).
+/// Reads only the header of an encoded image (no pixel decode). `colour_managed` is set when the image
+/// carries an ICC profile or is CMYK: its numbers are not sRGB and must be converted.
 int ipx_vips_header(const void *buffer, size_t length,
-                    int *width, int *height, int *pages, int *orientation, int *bands);
+                    int *width, int *height, int *pages, int *orientation, int *bands, int *colour_managed);
+
+/// Frames of an animated WebP from its container (libwebpdemux; nothing decoded); -1 when unreadable.
+int ipx_webp_frame_count(const void *buffer, size_t length);
+/// Frames of a GIF from its block structure (giflib; LZW data stepped over, never decompressed),
+/// counting stops past `limit`; -1 when unreadable.
+int ipx_gif_frame_count(const void *buffer, size_t length, int limit);
 
 /// Converts to sRGB (or leaves sRGB as is).
 int ipx_vips_to_srgb(VipsImage *in, VipsImage **out);
@@ -57,21 +64,33 @@ int ipx_vips_gifsave(VipsImage *in, void **buffer, size_t *length);
 /// Shrink-on-load thumbnail with EXIF auto-rotation, refusing damaged input, loading `pages` frames
 /// of animated sources (1 = the first only).
 /// size: VipsSize (0 both, 1 up, 2 down, 3 force); crop: VipsInteresting, or -1 for no crop.
+/// to_srgb: convert with the embedded ICC profile (or libvips' CMYK default) to sRGB; 0 leaves the
+/// numbers as they are (right only for sources without a profile).
 int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage **out,
-                                    int width, int height, int size, int crop, int pages);
+                                    int width, int height, int size, int crop, int pages, int to_srgb);
 
 /// A JPEG decoded at 1/`shrink` scale in the DCT (shrink 1, 2, 4 or 8), then thumbnailed exactly like
 /// ipx_vips_thumbnail_buffer_pages (auto-rotation, colour management, crop). Sequential access unless cropping.
 int ipx_vips_thumbnail_jpeg_shrunk(const void *buffer, size_t length, VipsImage **out,
-                                   int width, int height, int size, int crop, int shrink);
+                                   int width, int height, int size, int crop, int shrink, int to_srgb);
 
-/// A progressive YCbCr or grey JPEG decoded at 1/8 scale from its DC scans only (jpeg_dc.c), with its
-/// ICC profile and `orientation` attached. 0: *out is set; 1: not applicable (baseline, CMYK, damaged
-/// before the DC scans end): decode another way; -1: out of memory.
-int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, VipsImage **out);
+/// A progressive YCbCr or grey JPEG whose components all have the same sampling (4:4:4 or grey) decoded
+/// at 1/8 scale from its DC scans only (jpeg_dc.c), with its ICC profile and `orientation` attached.
+/// 0: *out is set; 1: not applicable (baseline, subsampled chroma, CMYK, any damage or anomaly up to the
+/// EOI marker): decode another way, which decides how damage is answered; 2: `deadline_ns`
+/// (CLOCK_MONOTONIC, 0 for none) passed; 3: more than IPX_JPEG_MAX_SCANS scans; -1: out of memory.
+int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, long long deadline_ns, VipsImage **out);
+
+/// Most scans (SOS segments) a JPEG may have; more is refused before any decoder runs (a 10-byte SOS
+/// makes libjpeg walk the whole frame again). Encoders write at most about a dozen.
+#define IPX_JPEG_MAX_SCANS 64
+
+/// The number of SOS segments of a JPEG, counted by walking its marker segments and stepping over
+/// entropy-coded data (no decoding); stops counting past `limit`. -1 when the bytes are not a JPEG.
+int ipx_jpeg_count_scans(const void *buffer, size_t length, int limit);
 
 /// vips_thumbnail_image with the arguments of ipx_vips_thumbnail_buffer_pages.
-int ipx_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int size, int crop);
+int ipx_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int size, int crop, int to_srgb);
 /// Copies an area.
 int ipx_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
 /// Places `in` in the centre of a width x height canvas filled with `background` (one value per band).
@@ -92,8 +111,21 @@ int ipx_vips_apply_mask(VipsImage *in, VipsImage **out, const unsigned char *mas
 int ipx_vips_find_trim(VipsImage *in, double threshold, int *left, int *top, int *width, int *height);
 /// Smart crop (libvips' attention strategy) to width x height.
 int ipx_vips_smartcrop(VipsImage *in, VipsImage **out, int width, int height);
-/// A copy without EXIF, XMP, IPTC and ICC blobs (savers copy them even with strip in 8.14).
+/// A copy without any metadata but frame layout and timing (page-height, n-pages, delay, loop): no EXIF
+/// blob nor the exif-ifd* fields libvips 8.14's WebP saver rebuilds EXIF from, no XMP, IPTC, ICC,
+/// Photoshop, comments or text chunks.
 int ipx_vips_without_metadata(VipsImage *in, VipsImage **out);
+/// The image's metadata fields other than frame layout and timing, each followed by '\n', into `names`
+/// (at most `capacity` bytes, NUL-terminated); returns the bytes written. For tests of what outputs keep.
+int ipx_vips_metadata_fields(VipsImage *in, char *names, size_t capacity);
+/// A copy with a blob field set (test fixtures: exif-data, xmp-data, iptc-data, icc-profile-data).
+int ipx_vips_copy_with_blob(VipsImage *in, VipsImage **out, const char *name, const void *data, size_t length);
+/// A copy with a string field set (test fixtures: comments).
+int ipx_vips_copy_with_string(VipsImage *in, VipsImage **out, const char *name, const char *value);
+/// Converts sRGB numbers into `profile` (a file or a libvips built-in: srgb, p3, cmyk), attaching it.
+int ipx_vips_icc_export(VipsImage *in, VipsImage **out, const char *profile);
+/// Converts with the embedded profile to sRGB (the reference colour conversion).
+int ipx_vips_icc_to_srgb(VipsImage *in, VipsImage **out);
 /// Frame height of a multi-frame image (its full height when single).
 int ipx_vips_page_height(VipsImage *in);
 /// Interleaved 8-bit pixels; the caller frees them with g_free.

@@ -12,22 +12,28 @@ public struct CachedVariant: Sendable {
     public var expiresAt: Double
     /// False when the origin forbade storing (`no-store`, `private`): sent with `Cache-Control: no-store`.
     public var storable: Bool
-    /// Whether the format was negotiated from `Accept`.
-    public var variesOnAccept: Bool
+    /// What reusing it takes (the origin's `no-cache`, `must-revalidate`).
+    public var revalidation: Revalidation
     /// The source's cache key, for purges.
     public var sourceKey: String
 
     public init(
         body: ByteBuffer, contentType: String, etag: String, expiresAt: Double, storable: Bool,
-        variesOnAccept: Bool, sourceKey: String
+        revalidation: Revalidation = .none, sourceKey: String
     ) {
         self.body = body
         self.contentType = contentType
         self.etag = etag
         self.expiresAt = expiresAt
         self.storable = storable
-        self.variesOnAccept = variesOnAccept
+        self.revalidation = revalidation
         self.sourceKey = sourceKey
+    }
+
+    /// Whether it may answer a request at `now` without asking the origin: fresh, or stale for a client
+    /// that said `only-if-cached` when the origin allows stale reuse.
+    public func isUsable(at now: Double, onlyIfCached: Bool) -> Bool {
+        expiresAt > now || (onlyIfCached && revalidation == .none)
     }
 
     /// Whole seconds of freshness left at `now` (0 when stale).

@@ -51,6 +51,13 @@ struct DiskCacheIndex {
                 table.column("variesOnAccept", .boolean).notNull()
             }
         }
+        // Vary is decided by each request, not stored; the origin's revalidation demand is.
+        migrator.registerMigration("v2") { db in
+            try db.alter(table: DiskEntry.databaseTableName) { table in
+                table.drop(column: "variesOnAccept")
+                table.add(column: "revalidation", .text).notNull().defaults(to: Revalidation.none.rawValue)
+            }
+        }
         return migrator
     }
 }

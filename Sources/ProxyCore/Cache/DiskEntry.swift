@@ -26,13 +26,13 @@ public struct DiskEntry: Sendable, Equatable, Codable, FetchableRecord, Persista
     public var fetchedAt: Double
     public var expiresAt: Double
     public var lastAccess: Double
-    /// Whether the variant's format was negotiated from `Accept`.
-    public var variesOnAccept: Bool
+    /// What reusing it takes (the origin's `no-cache`, `must-revalidate`).
+    public var revalidation: Revalidation
 
     public init(
         key: String, kind: Kind, sourceKey: String, size: Int, contentType: String, etag: String,
         originETag: String?, originLastModified: String?, fetchedAt: Double, expiresAt: Double,
-        lastAccess: Double, variesOnAccept: Bool
+        lastAccess: Double, revalidation: Revalidation = .none
     ) {
         self.key = key
         self.kind = kind
@@ -45,7 +45,7 @@ public struct DiskEntry: Sendable, Equatable, Codable, FetchableRecord, Persista
         self.fetchedAt = fetchedAt
         self.expiresAt = expiresAt
         self.lastAccess = lastAccess
-        self.variesOnAccept = variesOnAccept
+        self.revalidation = revalidation
     }
 
     /// Whether the origin gave a validator, so a stale entry can be revalidated.

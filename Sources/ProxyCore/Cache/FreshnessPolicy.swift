@@ -4,7 +4,8 @@ import Foundation
 ///
 /// Shared-cache rules: `s-maxage` over `max-age` over `Expires - Date`; `no-store` and `private` are not
 /// stored; `no-cache` is stored but stale at once (revalidated on each use); nothing → `defaultTTL`.
-/// Every storable lifetime is clamped to `minTTL...maxTTL`.
+/// Lifetimes are clamped to `minTTL...maxTTL`, except that `no-cache`, `must-revalidate` and
+/// `proxy-revalidate` are never lengthened by `minTTL` (the origin asked to be consulted).
 public struct FreshnessPolicy: Sendable, Equatable {
     public var defaultTTL: Int
     public var minTTL: Int
@@ -22,10 +23,13 @@ public struct FreshnessPolicy: Sendable, Equatable {
         public var storable: Bool
         /// Seconds it stays fresh (0 when not storable).
         public var lifetime: Int
+        /// What reusing it takes.
+        public var revalidation: Revalidation
 
-        public init(storable: Bool, lifetime: Int) {
+        public init(storable: Bool, lifetime: Int, revalidation: Revalidation = .none) {
             self.storable = storable
             self.lifetime = lifetime
+            self.revalidation = revalidation
         }
     }
 
@@ -35,10 +39,11 @@ public struct FreshnessPolicy: Sendable, Equatable {
         if directives["no-store"] != nil || directives["private"] != nil {
             return Verdict(storable: false, lifetime: 0)
         }
-        let lifetime: Int
         if directives["no-cache"] != nil {
-            lifetime = 0
-        } else if let value = directives["s-maxage"].flatMap({ $0.flatMap { Int($0) } }) {
+            return Verdict(storable: true, lifetime: 0, revalidation: .always)
+        }
+        let lifetime: Int
+        if let value = directives["s-maxage"].flatMap({ $0.flatMap { Int($0) } }) {
             lifetime = value
         } else if let value = directives["max-age"].flatMap({ $0.flatMap { Int($0) } }) {
             lifetime = value
@@ -47,6 +52,9 @@ public struct FreshnessPolicy: Sendable, Equatable {
             lifetime = Self.parseHTTPDate(expires).map { Int($0.timeIntervalSince(reference)) } ?? 0
         } else {
             lifetime = defaultTTL
+        }
+        if directives["must-revalidate"] != nil || directives["proxy-revalidate"] != nil {
+            return Verdict(storable: true, lifetime: min(max(lifetime, 0), maxTTL), revalidation: .whenStale)
         }
         return Verdict(storable: true, lifetime: min(max(lifetime, minTTL), maxTTL))
     }

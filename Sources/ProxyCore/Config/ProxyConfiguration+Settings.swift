@@ -63,6 +63,7 @@ extension ProxyConfiguration {
         .integer("image.maxDimension", 1...65_535, \.image.maxDimension),
         .integer("image.maxSourcePixels", 1...1_000_000_000, \.image.maxSourcePixels),
         .integer("image.maxFrames", 1...10_000, \.image.maxFrames),
+        .integer("image.maxSourceFrames", 1...100_000, \.image.maxSourceFrames),
         .integer("image.maxTransformMs", 0...600_000, \.image.maxTransformMilliseconds),
         .integer("image.workers", 0...256, \.image.workers),
         .boolean("image.autoAVIF", \.image.autoAVIF),

@@ -117,6 +117,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var maxSourcePixels = 40_000_000
         /// Most frames kept from an animated source (the rest are dropped). Key `image.maxFrames`, default 100.
         public var maxFrames = 100
+        /// Most frames a source may have (counted from its container before any decode; more is a 422).
+        /// Key `image.maxSourceFrames`, default 1000.
+        public var maxSourceFrames = 1000
         /// Longest a transform may take in milliseconds, then it is stopped (503); 0 = no limit.
         /// Key `image.maxTransformMs`, default 10000.
         public var maxTransformMilliseconds = 10_000

@@ -18,15 +18,16 @@ struct ImageHandler: Sendable {
         let imageRequest = try ImageRequest(query: guards.query(of: request), limits: limits)
         try guards.checkNotSelf(imageRequest.source)
         let conditions = Self.conditions(of: request)
+        let varies = imageRequest.negotiatesFormat
         if let hit = pipeline.freshInMemory(imageRequest, conditions: conditions, timings: context.timings) {
-            return respond(with: hit)
+            return respond(with: hit, variesOnAccept: varies)
         }
         let pipeline = self.pipeline
         let timings = context.timings
         let outcome = try await waitForClient(context) {
             try await pipeline.variant(for: imageRequest, conditions: conditions, timings: timings)
         }
-        return respond(with: outcome)
+        return respond(with: outcome, variesOnAccept: varies)
     }
 
     /// `GET /info?url=`: the source's size, format, alpha, frames, bytes, dominant colour and BlurHash.
@@ -47,7 +48,7 @@ struct ImageHandler: Sendable {
         let outcome = try await waitForClient(context) {
             try await pipeline.info(for: source, conditions: conditions, timings: timings)
         }
-        return respond(with: outcome)
+        return respond(with: outcome, variesOnAccept: false)
     }
 
     /// Runs `work` within the request deadline, and stops it when the client disconnects (answered
@@ -74,20 +75,24 @@ struct ImageHandler: Sendable {
     }
 
     /// The response for a pipeline outcome: 200 with the body, or 304, with the caching headers.
-    func respond(with outcome: ImagePipeline.Outcome) -> Response {
-        let (status, headers, body) = responseParts(for: outcome)
+    /// `variesOnAccept`: the request let `Accept` choose the format (`format=auto`). It belongs to the
+    /// request, not to the stored entry: one entry serves `format=webp` and negotiated WebP alike.
+    func respond(with outcome: ImagePipeline.Outcome, variesOnAccept: Bool) -> Response {
+        let (status, headers, body) = responseParts(for: outcome, variesOnAccept: variesOnAccept)
         guard let body else { return Response(status: status, headers: headers) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 
     /// Status, headers (caching headers, `Content-Type`, `Content-Length`) and body (nil for 304) of an
     /// outcome; shared with ``MemoryHitHandler``.
-    func responseParts(for outcome: ImagePipeline.Outcome) -> (HTTPResponse.Status, HTTPFields, ByteBuffer?) {
+    func responseParts(
+        for outcome: ImagePipeline.Outcome, variesOnAccept: Bool
+    ) -> (HTTPResponse.Status, HTTPFields, ByteBuffer?) {
         let variant = outcome.variant
         var headers = HTTPFields()
         headers[.eTag] = variant.etag
         headers[.cacheControl] = cacheControl(for: variant)
-        if variant.variesOnAccept { headers[.vary] = "Accept" }
+        if variesOnAccept { headers[.vary] = "Accept" }
         headers[.xCache] = outcome.tier.rawValue
         if outcome.notModified {
             return (.notModified, headers, nil)
@@ -97,13 +102,21 @@ struct ImageHandler: Sendable {
         return (.ok, headers, variant.body)
     }
 
-    /// `public, max-age=<remaining freshness>` (+ `stale-while-revalidate`), or `no-store` when the
-    /// origin forbade storing.
+    /// `public, max-age=<remaining freshness>` (+ `stale-while-revalidate`); `no-store` when the
+    /// origin forbade storing, `public, no-cache` when it asked to be consulted before each reuse,
+    /// `public, max-age=N, must-revalidate` when it forbade stale reuse.
     func cacheControl(for variant: CachedVariant) -> String {
         guard variant.storable else { return "no-store" }
-        var value = "public, max-age=\(variant.remainingFreshness(at: Date().timeIntervalSince1970))"
-        if staleWhileRevalidate > 0 { value += ", stale-while-revalidate=\(staleWhileRevalidate)" }
-        return value
+        switch variant.revalidation {
+        case .always:
+            return "public, no-cache"
+        case .whenStale:
+            return "public, max-age=\(variant.remainingFreshness(at: Date().timeIntervalSince1970)), must-revalidate"
+        case .none:
+            var value = "public, max-age=\(variant.remainingFreshness(at: Date().timeIntervalSince1970))"
+            if staleWhileRevalidate > 0 { value += ", stale-while-revalidate=\(staleWhileRevalidate)" }
+            return value
+        }
     }
 }
 

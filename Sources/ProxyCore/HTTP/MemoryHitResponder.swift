@@ -52,9 +52,9 @@ struct MemoryHitResponder: Sendable {
 
         let variant = outcome.variant
         let second = Int(Date().timeIntervalSince1970)
-        let shape = "\(outcome.notModified ? 304 : 200)|\(head.close)|\(variant.variesOnAccept)|\(variant.storable)|"
+        let shape = "\(outcome.notModified ? 304 : 200)|\(head.close)|\(hot.variesOnAccept)|\(variant.storable)|\(variant.revalidation)|"
         let prepared = preparedHeads.head(for: shape + variant.etag, second: second, expiresAt: variant.expiresAt) {
-            var (status, headers, _) = images.responseParts(for: outcome)
+            var (status, headers, _) = images.responseParts(for: outcome, variesOnAccept: hot.variesOnAccept)
             headers[.date] = dates.now()
             headers[.server] = serverName
             if head.close { headers[.connection] = "close" }
@@ -108,6 +108,8 @@ final class ParsedRequestCache: Sendable {
         var key: VariantKey
         var sourceURL: String
         var sourceHost: String?
+        /// `format=auto`: answered with `Vary: Accept`.
+        var variesOnAccept: Bool
     }
 
     private let requests = Mutex<[String: HotRequest]>([:])
@@ -124,7 +126,7 @@ final class ParsedRequestCache: Sendable {
         guard let request = try? ImageRequest(query: query, limits: limits) else { return nil }
         let hot = HotRequest(
             key: pipeline.variantKey(for: request, accept: accept), sourceURL: request.source.absoluteString,
-            sourceHost: request.source.host)
+            sourceHost: request.source.host, variesOnAccept: request.negotiatesFormat)
         requests.withLock { requests in
             if requests.count >= capacity { requests.removeAll(keepingCapacity: true) }
             requests[cacheKey] = hot

@@ -24,10 +24,9 @@ public struct ImageInfo: Sendable, Codable, Equatable {
 
     /// Reads `source`: header checks as for `/img`, then a 32 px sample for the colours.
     /// - Throws: ``ImagingError`` (415, 422).
-    public init(source: [UInt8], maxSourcePixels: Int) throws(ImagingError) {
-        guard let format = SourceFormat(sniffing: source) else { throw .unsupportedFormat }
-        let header = try SourceHeader(reading: source)
-        guard header.totalPixels <= maxSourcePixels else { throw .tooManyPixels(limit: maxSourcePixels) }
+    public init(source: [UInt8], maxSourcePixels: Int, maxSourceFrames: Int = 1000) throws(ImagingError) {
+        let (format, header) = try SourceHeader.checked(
+            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames)
         var sample = try ResizeStep(width: Self.sampleSize, height: Self.sampleSize, fit: .contain)
             .apply(to: source, header: header)
         let hasAlpha = sample.hasAlpha

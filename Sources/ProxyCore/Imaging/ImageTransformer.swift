@@ -8,6 +8,8 @@ public struct ImageTransformer: Sendable {
     public var maxSourcePixels: Int
     /// Most frames kept from an animated source.
     public var maxFrames: Int
+    /// Most frames a source may have (counted from its container before any decode).
+    public var maxSourceFrames: Int
     /// Longest a transform may take in milliseconds (0: no limit); libvips' kill flag stops it.
     public var maxTransformMilliseconds: Int
     /// Encoder defaults.
@@ -18,9 +20,13 @@ public struct ImageTransformer: Sendable {
     static let placeholderBlur = 1.2
     static let placeholderQuality = 40
 
-    public init(maxSourcePixels: Int, maxFrames: Int = 100, maxTransformMilliseconds: Int = 0, encoding: EncodingSettings) {
+    public init(
+        maxSourcePixels: Int, maxFrames: Int = 100, maxSourceFrames: Int = 1000, maxTransformMilliseconds: Int = 0,
+        encoding: EncodingSettings
+    ) {
         self.maxSourcePixels = maxSourcePixels
         self.maxFrames = maxFrames
+        self.maxSourceFrames = maxSourceFrames
         self.maxTransformMilliseconds = maxTransformMilliseconds
         self.encoding = encoding
     }
@@ -41,9 +47,7 @@ public struct ImageTransformer: Sendable {
     private func transform(
         _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, deadline: TransformDeadline
     ) throws(ImagingError) -> EncodedImage {
-        guard SourceFormat(sniffing: source) != nil else { throw .unsupportedFormat }
-        let header = try SourceHeader(reading: source)
-        guard header.totalPixels <= maxSourcePixels else { throw .tooManyPixels(limit: maxSourcePixels) }
+        let (_, header) = try SourceHeader.checked(source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames)
 
         var request = original
         if request.placeholder {

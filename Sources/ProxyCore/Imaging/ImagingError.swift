@@ -6,6 +6,10 @@ public enum ImagingError: PublicError, Equatable {
     case undecodable
     /// The source has more pixels (width x height x frames) than allowed.
     case tooManyPixels(limit: Int)
+    /// An animation of more frames than allowed (counted from its container before any decode).
+    case tooManyFrames(limit: Int)
+    /// A JPEG of more scans than allowed (each makes the decoder walk the whole frame again).
+    case tooManyScans(limit: Int)
     /// libvips failed while resizing, filtering or encoding.
     case processingFailed
     /// The transform took longer than its limit and was stopped.
@@ -14,7 +18,7 @@ public enum ImagingError: PublicError, Equatable {
     public var httpStatus: Int {
         switch self {
         case .unsupportedFormat: 415
-        case .undecodable, .tooManyPixels: 422
+        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames: 422
         case .processingFailed: 500
         case .tooSlow: 503
         }
@@ -25,6 +29,8 @@ public enum ImagingError: PublicError, Equatable {
         case .unsupportedFormat: "source is not a supported image (JPEG, PNG, WebP, GIF, AVIF/HEIF)"
         case .undecodable: "source image cannot be decoded"
         case .tooManyPixels(let limit): "source image has more than \(limit) pixels"
+        case .tooManyScans(let limit): "source JPEG has more than \(limit) scans"
+        case .tooManyFrames(let limit): "source animation has more than \(limit) frames"
         case .processingFailed: "image processing failed"
         case .tooSlow(let limit): "image processing took longer than \(limit) ms and was stopped; retry later"
         }
@@ -35,6 +41,8 @@ public enum ImagingError: PublicError, Equatable {
         case .unsupportedFormat: "unsupported_format"
         case .undecodable: "undecodable"
         case .tooManyPixels: "too_many_pixels"
+        case .tooManyScans: "too_many_scans"
+        case .tooManyFrames: "too_many_frames"
         case .processingFailed: "processing_failed"
         case .tooSlow: "transform_timeout"
         }

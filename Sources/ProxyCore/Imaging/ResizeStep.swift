@@ -109,26 +109,39 @@ struct ResizeStep {
         let arguments = thumbnailArguments(for: header)
         let isJPEG = SourceFormat(sniffing: bytes) == .jpeg
         let shrink = isJPEG ? jpegShrink(for: header) : 1
+        // Sources with a profile (or CMYK) are converted to sRGB by `thumbnail` itself, after shrinking.
+        let toSRGB: Int32 = header.colourManaged ? 1 : 0
+        var eighth: VipsImage?
+        if isJPEG, reduction(for: header) >= 8 {
+            // Progressive JPEGs: the DC scans alone make the 1/8 image, and most of the file (the AC
+            // scans, whose Huffman decoding is most of the work) is never read. Used whenever 1/8 still
+            // covers the output, as Pillow's draft mode does: without AC terms there is nothing finer.
+            switch JPEGEighthDecoder.decode(
+                bytes, orientation: header.orientation, deadlineNanoseconds: deadline?.monotonicNanoseconds ?? 0)
+            {
+            case .decoded(let image): eighth = image
+            case .notApplicable: eighth = nil
+            case .tooManyScans: throw .tooManyScans(limit: SourceHeader.maxJPEGScans)
+            case .pastDeadline:
+                deadline?.expireNow()
+                throw .undecodable
+            }
+        }
         var output: UnsafeMutablePointer<_VipsImage>?
         let status = bytes.withUnsafeBytes { raw in
-            if isJPEG, reduction(for: header) >= 8, let eighth = JPEGEighthDecoder.decode(bytes, orientation: header.orientation) {
-                // Progressive JPEGs: the DC scans alone make the 1/8 image, and most of the file (the AC
-                // scans, whose Huffman decoding is most of the work) is never read. Used whenever 1/8 still
-                // covers the output, as Pillow's draft mode does: without AC terms there is nothing finer.
-                return withExtendedLifetime(eighth) {
-                    ipx_vips_thumbnail_image(
-                        eighth.pointer, &output, Int32(arguments.width), Int32(arguments.height), arguments.size,
-                        arguments.crop)
-                }
+            if let eighth {
+                return ipx_vips_thumbnail_image(
+                    eighth.pointer, &output, Int32(arguments.width), Int32(arguments.height), arguments.size,
+                    arguments.crop, toSRGB)
             }
             if shrink > 1 {
                 return ipx_vips_thumbnail_jpeg_shrunk(
                     raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),
-                    arguments.size, arguments.crop, Int32(shrink))
+                    arguments.size, arguments.crop, Int32(shrink), toSRGB)
             }
             return ipx_vips_thumbnail_buffer_pages(
                 raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),
-                arguments.size, arguments.crop, Int32(frames))
+                arguments.size, arguments.crop, Int32(frames), toSRGB)
         }
         guard status == 0, let output else {
             _ = Vips.takeError()

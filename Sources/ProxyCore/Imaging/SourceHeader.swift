@@ -10,6 +10,9 @@ public struct SourceHeader: Sendable, Equatable {
     public var frames: Int
     /// EXIF orientation 1...8.
     public var orientation: Int
+    /// The numbers are not sRGB: the image carries an ICC profile (RGB, grey or CMYK), or is CMYK.
+    /// Such sources are converted to sRGB with their profile before it is removed.
+    public var colourManaged: Bool
 
     /// Width and height as displayed, after EXIF orientation.
     public var orientedSize: (width: Int, height: Int) {
@@ -19,13 +22,32 @@ public struct SourceHeader: Sendable, Equatable {
     /// Pixels a full decode would produce: width x height x frames.
     public var totalPixels: Int { width * height * max(1, frames) }
 
-    /// Reads the header of `bytes`.
-    /// - Throws: ``ImagingError/undecodable`` when libvips cannot read it.
-    public init(reading bytes: [UInt8]) throws(ImagingError) {
+    /// Most scans a JPEG may have (``ImagingError/tooManyScans(limit:)``).
+    public static let maxJPEGScans = Int(IPX_JPEG_MAX_SCANS)
+
+    /// Reads the header of `bytes`. Before libvips sees them, JPEG scans are counted (marker segments
+    /// only) and GIF/WebP frames (from the container, by giflib and libwebpdemux: libvips' own header
+    /// read walks every frame, and its count stops at 4097 for GIF and says 1 past 999).
+    /// - Throws: ``ImagingError/undecodable`` when libvips cannot read it,
+    ///   ``ImagingError/tooManyScans(limit:)`` for a JPEG of more than ``maxJPEGScans`` scans,
+    ///   ``ImagingError/tooManyFrames(limit:)`` for more than `maxFrames` frames.
+    public init(reading bytes: [UInt8], maxFrames: Int = Int(Int32.max)) throws(ImagingError) {
         Vips.start()
+        let limit = Int32(clamping: maxFrames)
+        let containerFrames: Int32? = bytes.withUnsafeBytes { raw -> Int32? in
+            switch SourceFormat(sniffing: bytes) {
+            case .webp: ipx_webp_frame_count(raw.baseAddress, raw.count)
+            case .gif: ipx_gif_frame_count(raw.baseAddress, raw.count, limit)
+            case .jpeg: ipx_jpeg_count_scans(raw.baseAddress, raw.count, IPX_JPEG_MAX_SCANS) > IPX_JPEG_MAX_SCANS ? -2 : nil
+            default: nil
+            }
+        }
+        if containerFrames == -2 { throw .tooManyScans(limit: Self.maxJPEGScans) }
+        if let containerFrames, containerFrames > limit { throw .tooManyFrames(limit: maxFrames) }
         var width: Int32 = 0, height: Int32 = 0, pages: Int32 = 0, orientation: Int32 = 0, bands: Int32 = 0
+        var colourManaged: Int32 = 0
         let status = bytes.withUnsafeBytes { raw in
-            ipx_vips_header(raw.baseAddress, raw.count, &width, &height, &pages, &orientation, &bands)
+            ipx_vips_header(raw.baseAddress, raw.count, &width, &height, &pages, &orientation, &bands, &colourManaged)
         }
         guard status == 0 else {
             _ = Vips.takeError()
@@ -33,7 +55,8 @@ public struct SourceHeader: Sendable, Equatable {
         }
         self.width = Int(width)
         self.height = Int(height)
-        self.frames = Int(max(1, pages))
+        self.frames = Int(max(1, containerFrames.map { max($0, pages) } ?? pages))
         self.orientation = (1...8).contains(Int(orientation)) ? Int(orientation) : 1
+        self.colourManaged = colourManaged != 0
     }
 }

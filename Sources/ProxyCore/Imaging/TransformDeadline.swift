@@ -11,10 +11,19 @@ final class TransformDeadline: @unchecked Sendable {
     private var images: [VipsImage] = []
     private var expired = false
     private var finished = false
+    /// When the deadline passes, in CLOCK_MONOTONIC nanoseconds (0: no limit), for C code that checks
+    /// the clock itself (the JPEG 1/8 decoder).
+    let monotonicNanoseconds: Int64
 
     /// Starts the clock; `limitMilliseconds` ≤ 0 means no limit.
     init(limitMilliseconds: Int) {
-        guard limitMilliseconds > 0 else { return }
+        guard limitMilliseconds > 0 else {
+            monotonicNanoseconds = 0
+            return
+        }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        monotonicNanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + Int64(limitMilliseconds) * 1_000_000
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(limitMilliseconds)) { [weak self] in
             self?.expire()
         }
@@ -30,6 +39,9 @@ final class TransformDeadline: @unchecked Sendable {
             images.append(image)
         }
     }
+
+    /// Marks the deadline as passed (code that checks the clock itself found it so).
+    func expireNow() { expire() }
 
     /// Whether the deadline passed before ``finish()``.
     var hasExpired: Bool {

@@ -12,19 +12,20 @@ extension ImagePipeline {
         timings.sourceHost = source.host
         let sourceKey = sourceKeys.key(for: source)
         let key = VariantKey(hashing: "info|v1|" + sourceKey)
-        let limit = transformer.maxSourcePixels
+        let limit = transformer.maxSourcePixels, frameLimit = transformer.maxSourceFrames
         return try await shared(
             key: key, source: source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, priority: priority
         ) { original in
             let bytes = original.bytes
             let begin = ContinuousClock.now
-            let info = try await self.pool.run { try ImageInfo(source: bytes, maxSourcePixels: limit) }
+            let info = try await self.pool.run { try ImageInfo(source: bytes, maxSourcePixels: limit, maxSourceFrames: frameLimit) }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             let json = [UInt8](try encoder.encode(info))
             let variant = CachedVariant(
                 body: ByteBuffer(bytes: json), contentType: "application/json", etag: EntityTag.strong(for: json),
-                expiresAt: original.expiresAt, storable: original.storable, variesOnAccept: false, sourceKey: sourceKey)
+                expiresAt: original.expiresAt, storable: original.storable,
+                revalidation: original.entry.revalidation, sourceKey: sourceKey)
             self.store(variant, bytes: json, key: key, original: original, now: now)
             return Produced(variant: variant, tier: .miss, transformDuration: ContinuousClock.now - begin)
         }

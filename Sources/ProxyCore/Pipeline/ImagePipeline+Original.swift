@@ -28,7 +28,9 @@ extension ImagePipeline {
     ) async throws -> Original {
         let key = VariantKey(hashing: "original|" + sourceKey).hex
         let stored = await disk.entry(for: key)
-        if let stored, stored.expiresAt > now || conditions.onlyIfCached, let bytes = await disk.contents(of: stored) {
+        if let stored, stored.expiresAt > now || (conditions.onlyIfCached && stored.revalidation == .none),
+            let bytes = await disk.contents(of: stored)
+        {
             return Original(bytes: bytes, expiresAt: stored.expiresAt, storable: true, revalidated: false, entry: stored)
         }
         if conditions.onlyIfCached { throw CacheMissError() }
@@ -111,7 +113,7 @@ extension ImagePipeline {
             contentType: fetched.header("content-type") ?? "application/octet-stream",
             etag: "\"\(fetched.body.count)-\(Int(now * 1000))\"", originETag: fetched.header("etag"),
             originLastModified: fetched.header("last-modified"), fetchedAt: now, expiresAt: expiresAt,
-            lastAccess: now, variesOnAccept: false)
+            lastAccess: now, revalidation: verdict.revalidation)
         return Original(bytes: fetched.body, expiresAt: expiresAt, storable: verdict.storable, revalidated: false, entry: entry)
     }
 }

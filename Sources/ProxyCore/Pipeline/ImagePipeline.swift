@@ -144,7 +144,7 @@ public final class ImagePipeline: Sendable {
     ) async throws -> Outcome {
         let now = Date().timeIntervalSince1970
         timings.sourceHost = request.source.host
-        let (choice, negotiated) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF)
+        let (choice, _) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF)
         let sourceKey = sourceKeys.key(for: request.source)
         let key = request.variantKey(choice: choice, sourceKey: sourceKey)
         let transformer = self.transformer
@@ -163,7 +163,7 @@ public final class ImagePipeline: Sendable {
             let variant = CachedVariant(
                 body: ByteBuffer(bytes: encoded.bytes), contentType: encoded.format.mediaType,
                 etag: EntityTag.strong(for: encoded.bytes), expiresAt: original.expiresAt, storable: original.storable,
-                variesOnAccept: negotiated, sourceKey: sourceKey)
+                revalidation: original.entry.revalidation, sourceKey: sourceKey)
             self.store(variant, bytes: encoded.bytes, key: key, original: original, now: now)
             return Produced(variant: variant, tier: .miss, transformDuration: transformDuration)
         }
@@ -238,7 +238,7 @@ public final class ImagePipeline: Sendable {
 
     /// Memory (no I/O, one short lock), then disk (the index first: a matching ETag needs no file read).
     func lookUp(_ key: VariantKey, conditions: ClientConditions, now: Double, timings: RequestTimings) async -> Lookup {
-        let usable = { (variant: CachedVariant) in variant.expiresAt > now || conditions.onlyIfCached }
+        let usable = { (variant: CachedVariant) in variant.isUsable(at: now, onlyIfCached: conditions.onlyIfCached) }
         if let hit = memory.value(for: key) {
             record(.memory, hit: true)
             if usable(hit) { return .found(outcome(hit, tier: .memory, conditions, timings)) }

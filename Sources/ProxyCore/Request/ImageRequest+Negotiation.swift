@@ -16,6 +16,10 @@ extension ImageRequest {
         return (.jpegOrPNG, true)
     }
 
+    /// Whether `Accept` decides the output format (`format=auto`): the response then says `Vary: Accept`,
+    /// whichever tier answers it.
+    public var negotiatesFormat: Bool { format == .auto }
+
     /// Where a cover crop is anchored; empty when nothing is cropped (gravity then changes nothing).
     var cropAnchorDescription: String {
         guard fit == .cover, width != nil, height != nil else { return "" }

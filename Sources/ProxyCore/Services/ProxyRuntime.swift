@@ -64,6 +64,7 @@ public final class ProxyRuntime: Service, Sendable {
             fetcher: fetcher, pool: transformPool,
             transformer: ImageTransformer(
                 maxSourcePixels: configuration.image.maxSourcePixels, maxFrames: configuration.image.maxFrames,
+                maxSourceFrames: configuration.image.maxSourceFrames,
                 maxTransformMilliseconds: configuration.image.maxTransformMilliseconds,
                 encoding: EncodingSettings(configuration.image)),
             freshness: FreshnessPolicy(

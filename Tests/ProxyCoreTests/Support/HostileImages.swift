@@ -21,8 +21,8 @@ enum HostileImages {
 
     static let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><rect width="100" height="100" fill="red"/></svg>"#.utf8)
 
-    /// 3000 frames of 4×4.
-    static let manyFramesGIF: [UInt8] = try! TestImages.animation(width: 4, height: 4, frames: 3000).encoded(as: .gif).bytes
+    /// 300 frames of 4×4: more than `image.maxFrames` keeps, fewer than `image.maxSourceFrames` allows.
+    static let manyFramesGIF: [UInt8] = try! TestImages.animation(width: 4, height: 4, frames: 300).encoded(as: .gif).bytes
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]

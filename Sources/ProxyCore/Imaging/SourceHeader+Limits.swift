@@ -1,0 +1,14 @@
+extension SourceHeader {
+    /// The checks every source passes before any pixel is decoded, for `/img` and `/info` alike: a
+    /// sniffed format, at most `maxSourceFrames` frames and `IPX_JPEG_MAX_SCANS` scans (from the
+    /// container), at most `maxSourcePixels` pixels (width x height x frames, from the header).
+    /// - Throws: ``ImagingError`` (415 unsupported, 422 undecodable or over a limit).
+    static func checked(
+        _ source: [UInt8], maxSourcePixels: Int, maxSourceFrames: Int
+    ) throws(ImagingError) -> (SourceFormat, SourceHeader) {
+        guard let format = SourceFormat(sniffing: source) else { throw .unsupportedFormat }
+        let header = try SourceHeader(reading: source, maxFrames: maxSourceFrames)
+        guard header.totalPixels <= maxSourcePixels else { throw .tooManyPixels(limit: maxSourcePixels) }
+        return (format, header)
+    }
+}
