@@ -32,9 +32,9 @@ let package = Package(
         ),
         .target(
             name: "CVipsShim", dependencies: ["CVips"],
-            // Frame counts from the containers (frame_count.c): libwebpdemux comes with libwebp-dev
-            // (a libvips-dev dependency), giflib with libgif-dev.
-            linkerSettings: [.linkedLibrary("webpdemux"), .linkedLibrary("gif")]
+            // Frame counts and WebP metadata removal from the containers (frame_count.c): libwebpdemux
+            // and libwebpmux come with libwebp-dev (a libvips-dev dependency), giflib with libgif-dev.
+            linkerSettings: [.linkedLibrary("webpdemux"), .linkedLibrary("webpmux"), .linkedLibrary("webp"), .linkedLibrary("gif")]
         ),
         .systemLibrary(
             name: "CCurl",

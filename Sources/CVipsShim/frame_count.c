@@ -2,6 +2,7 @@
 #include <gif_lib.h>
 #include <string.h>
 #include <webp/demux.h>
+#include <webp/mux.h>
 
 /* Frame counts of animated sources, read by the formats' own libraries (libwebpdemux, giflib) from the
  * container structure alone: no pixel is decoded, so a file of thousands of frames is counted in
@@ -85,4 +86,31 @@ int ipx_gif_frame_count(const void *buffer, size_t length, int limit) {
     DGifCloseFile(gif, &error);
     /* A file cut short still has the frames counted so far (libvips shows what is there). */
     return failed && frames == 0 ? -1 : frames;
+}
+
+int ipx_webp_strip_metadata(const void *buffer, size_t length, void **out, size_t *out_length) {
+    WebPData input = {buffer, length};
+    WebPMux *mux = WebPMuxCreate(&input, 0);
+    if (!mux) return -1;
+    const char *chunks[] = {"EXIF", "XMP ", "ICCP"};
+    for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+        WebPMuxError status = WebPMuxDeleteChunk(mux, chunks[i]);
+        if (status != WEBP_MUX_OK && status != WEBP_MUX_NOT_FOUND) {
+            WebPMuxDelete(mux);
+            return -1;
+        }
+    }
+    WebPData assembled = {NULL, 0};
+    WebPMuxError status = WebPMuxAssemble(mux, &assembled);
+    WebPMuxDelete(mux);
+    if (status != WEBP_MUX_OK) {
+        WebPDataClear(&assembled);
+        return -1;
+    }
+    void *copy = g_malloc(assembled.size);
+    memcpy(copy, assembled.bytes, assembled.size);
+    *out = copy;
+    *out_length = assembled.size;
+    WebPDataClear(&assembled);
+    return 0;
 }

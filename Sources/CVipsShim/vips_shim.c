@@ -104,6 +104,21 @@ int ipx_vips_jpegsave_layout(VipsImage *in, void **buffer, size_t *length, int q
                                 "restart_interval", restart_interval, NULL);
 }
 
+int ipx_vips_jpegsave_metadata(VipsImage *in, void **buffer, size_t *length, int quality, int interlace, int subsample,
+                               int keep) {
+    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "strip", keep ? FALSE : TRUE,
+                                "interlace", interlace ? TRUE : FALSE,
+                                "subsample_mode", subsample ? VIPS_FOREIGN_SUBSAMPLE_ON : VIPS_FOREIGN_SUBSAMPLE_OFF, NULL);
+}
+
+int ipx_vips_webpsave_metadata(VipsImage *in, void **buffer, size_t *length) {
+    return vips_webpsave_buffer(in, buffer, length, "Q", 90, NULL);
+}
+
+int ipx_vips_pngsave_metadata(VipsImage *in, void **buffer, size_t *length) {
+    return vips_pngsave_buffer(in, buffer, length, NULL);
+}
+
 int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression) {
     return vips_pngsave_buffer(in, buffer, length, "compression", compression, "strip", TRUE, NULL);
 }

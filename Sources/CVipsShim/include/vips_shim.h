@@ -30,6 +30,11 @@ int ipx_webp_frame_count(const void *buffer, size_t length);
 /// counting stops past `limit`; -1 when unreadable.
 int ipx_gif_frame_count(const void *buffer, size_t length, int limit);
 
+/// Rewrites an encoded WebP without its EXIF, XMP and ICCP chunks (libwebpmux): libvips 8.14's WebP
+/// saver writes an EXIF chunk (orientation, resolution) even with `strip` and no metadata left.
+/// *out is freed with g_free.
+int ipx_webp_strip_metadata(const void *buffer, size_t length, void **out, size_t *out_length);
+
 /// Converts to sRGB (or leaves sRGB as is).
 int ipx_vips_to_srgb(VipsImage *in, VipsImage **out);
 /// Converts to one-band greyscale (alpha kept).
@@ -54,6 +59,11 @@ int ipx_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality,
 /// for none), metadata stripped: for tests of decoders that must handle every layout.
 int ipx_vips_jpegsave_layout(VipsImage *in, void **buffer, size_t *length, int quality, int interlace,
                              int subsample, int restart_interval);
+/// Encoders that keep every metadata block (EXIF, XMP, IPTC, ICC, comments): test fixtures only.
+int ipx_vips_jpegsave_metadata(VipsImage *in, void **buffer, size_t *length, int quality, int interlace, int subsample,
+                               int keep);
+int ipx_vips_webpsave_metadata(VipsImage *in, void **buffer, size_t *length);
+int ipx_vips_pngsave_metadata(VipsImage *in, void **buffer, size_t *length);
 /// Decodes all frames of an encoded buffer into memory (n=-1).
 int ipx_vips_decode_all_pages(const void *buffer, size_t length, VipsImage **out);
 int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression);

@@ -1,8 +1,9 @@
 import CVipsShim
 
 extension VipsImage {
-    /// Encodes the image. Metadata (EXIF, XMP, IPTC, ICC) is removed first (libvips 8.14's WebP saver
-    /// copies it even with `strip`); formats without alpha (JPEG) get it flattened onto `background`.
+    /// Encodes the image. Metadata (EXIF, XMP, IPTC, ICC, comments) is removed first, and WebP
+    /// containers are rewritten without EXIF/XMP/ICCP chunks afterwards (libvips 8.14's WebP saver
+    /// writes EXIF even with `strip`); formats without alpha (JPEG) get it flattened onto `background`.
     /// - Parameters:
     ///   - quality: 1...100, nil for the format's default in `settings`.
     ///   - progressive: interlaced JPEG.
@@ -36,6 +37,17 @@ extension VipsImage {
             throw .processingFailed
         }
         defer { g_free(buffer) }
+        if format == .webp && !keepJPEGMetadata {
+            // libvips 8.14 writes an EXIF chunk into every WebP; the container is rewritten without it.
+            var stripped: UnsafeMutableRawPointer?
+            var strippedLength = 0
+            guard ipx_webp_strip_metadata(buffer, length, &stripped, &strippedLength) == 0, let stripped else {
+                throw .processingFailed
+            }
+            defer { g_free(stripped) }
+            let bytes = Array(UnsafeRawBufferPointer(start: stripped, count: strippedLength))
+            return EncodedImage(bytes: bytes, format: format, width: width, height: frameHeight)
+        }
         let bytes = Array(UnsafeRawBufferPointer(start: buffer, count: length))
         return EncodedImage(bytes: bytes, format: format, width: width, height: frameHeight)
     }
