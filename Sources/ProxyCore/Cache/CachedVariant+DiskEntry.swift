@@ -5,7 +5,7 @@ extension CachedVariant {
     init(entry: DiskEntry, body: ByteBuffer) {
         self.init(
             body: body, contentType: entry.contentType, etag: entry.etag, expiresAt: entry.expiresAt, storable: true,
-            revalidation: entry.revalidation, sourceKey: entry.sourceKey)
+            revalidation: entry.revalidation, sourceKey: entry.sourceKey, originValidators: entry.originValidators)
     }
 
     /// The index row for this variant; it carries its original's validators so that, once stale, it is

@@ -16,11 +16,15 @@ public struct CachedVariant: Sendable {
     public var revalidation: Revalidation
     /// The source's cache key, for purges.
     public var sourceKey: String
+    /// The origin's validators of the source it was made from: once stale, a conditional request with
+    /// them (304) makes it fresh again without a download or a transform.
+    public var originValidators: OriginValidators?
 
     public init(
         body: ByteBuffer, contentType: String, etag: String, expiresAt: Double, storable: Bool,
-        revalidation: Revalidation = .none, sourceKey: String
+        revalidation: Revalidation = .none, sourceKey: String, originValidators: OriginValidators? = nil
     ) {
+        self.originValidators = originValidators
         self.body = body
         self.contentType = contentType
         self.etag = etag

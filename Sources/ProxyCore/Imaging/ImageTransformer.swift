@@ -58,7 +58,14 @@ public struct ImageTransformer: Sendable {
             request.filters = [.blur(sigma: Self.placeholderBlur)]
         }
         let frames = animatedFrames(header: header, request: request, choice: choice)
-        var image = try ResizeStep(request: request, frames: frames).apply(to: source, header: header, deadline: deadline)
+        var image: VipsImage
+        do {
+            image = try ResizeStep(request: request, frames: frames).apply(to: source, header: header, deadline: deadline)
+        } catch .undecodable where frames > 1 && !deadline.hasExpired {
+            // A later frame is damaged: served from the first frame, as every one-frame variant of this
+            // source is (one answer per source, whatever the output format).
+            image = try ResizeStep(request: request, frames: 1).apply(to: source, header: header, deadline: deadline)
+        }
         image = try ColourspaceStep().apply(to: image)
         if request.fit == .pad, let width = request.width, let height = request.height {
             image = try PadStep(width: width, height: height, background: request.background).apply(to: image)

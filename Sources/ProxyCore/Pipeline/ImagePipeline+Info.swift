@@ -25,7 +25,8 @@ extension ImagePipeline {
             let variant = CachedVariant(
                 body: ByteBuffer(bytes: json), contentType: "application/json", etag: EntityTag.strong(for: json),
                 expiresAt: original.expiresAt, storable: original.storable,
-                revalidation: original.entry.revalidation, sourceKey: sourceKey)
+                revalidation: original.entry.revalidation, sourceKey: sourceKey,
+                originValidators: original.entry.originValidators)
             self.store(variant, bytes: json, key: key, original: original, now: now)
             return Produced(variant: variant, tier: .miss, transformDuration: ContinuousClock.now - begin)
         }

@@ -163,7 +163,8 @@ public final class ImagePipeline: Sendable {
             let variant = CachedVariant(
                 body: ByteBuffer(bytes: encoded.bytes), contentType: encoded.format.mediaType,
                 etag: EntityTag.strong(for: encoded.bytes), expiresAt: original.expiresAt, storable: original.storable,
-                revalidation: original.entry.revalidation, sourceKey: sourceKey)
+                revalidation: original.entry.revalidation, sourceKey: sourceKey,
+                originValidators: original.entry.originValidators)
             self.store(variant, bytes: encoded.bytes, key: key, original: original, now: now)
             return Produced(variant: variant, tier: .miss, transformDuration: transformDuration)
         }
@@ -192,7 +193,8 @@ public final class ImagePipeline: Sendable {
 
         // A stale variant carries its original's validators: without a stored original (see
         // `cache.storeOriginals`) they still let the origin answer 304 instead of the whole source.
-        let staleValidators = stale == nil ? nil : await disk.entry(for: key.hex).flatMap(\.originValidators)
+        var staleValidators = stale?.variant.originValidators
+        if stale != nil, staleValidators == nil { staleValidators = await disk.entry(for: key.hex).flatMap(\.originValidators) }
         let original = try await self.original(
             of: source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, priority: priority,
             staleVariantValidators: staleValidators)
