@@ -422,6 +422,17 @@ int ipx_vips_copy_as_animation(VipsImage *in, VipsImage **out, int page_height, 
     return 0;
 }
 
+static void ipx_glib_log_handler(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    /* Like GLib's default handler: info and debug messages (libvips' progress notes) are dropped. */
+    if (!(level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE))) return;
+    ipx_log_callback callback = (ipx_log_callback)data;
+    callback(domain, (int)level, message ? message : "");
+}
+
+void ipx_route_glib_log(ipx_log_callback callback) {
+    g_log_set_default_handler(ipx_glib_log_handler, (gpointer)callback);
+}
+
 int ipx_limit_malloc_arenas(int arenas) {
     return mallopt(M_ARENA_MAX, arenas);
 }

@@ -54,7 +54,14 @@ import Testing
             let huge = try RawConnection(port: port)
             huge.send("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 8192))\r\n\r\n")
             let hugeReply = huge.receiveAll()
-            #expect(!hugeReply.text.contains("200 OK"), "an 8 KB header is refused: \(hugeReply.text.prefix(80))")
+            #expect(hugeReply.text.hasPrefix("HTTP/1.1 431 "), "an 8 KB header is refused: \(hugeReply.text.prefix(80))")
+            #expect(hugeReply.text.contains("server.maxHeaderBytes") && hugeReply.closed)
+            // Arriving in pieces changes nothing.
+            let pieces = try RawConnection(port: port)
+            pieces.send("GET /img?url=x HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 3000))")
+            try await Task.sleep(for: .milliseconds(50))
+            pieces.send(String(repeating: "c", count: 3000) + "\r\n\r\n")
+            #expect(pieces.receiveAll().text.hasPrefix("HTTP/1.1 431 "))
 
             let fine = try RawConnection(port: port)
             fine.send("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

@@ -10,6 +10,13 @@
 /// Starts libvips once: worker threads per image, operation cache size (0 disables it).
 int ipx_vips_start(const char *program_name, int concurrency, int operation_cache_max);
 
+/// Receives one GLib/libvips log message: its domain (may be NULL), GLogLevelFlags, the text.
+typedef void (*ipx_log_callback)(const char *domain, int level, const char *message);
+/// Sends GLib log messages of level message and above (libvips' warnings, "VipsJpeg: Corrupt JPEG
+/// data..." included) to `callback` instead of GLib's default handler, which writes them raw (with
+/// blank lines) to stderr; info and debug messages are dropped, as the default handler does.
+void ipx_route_glib_log(ipx_log_callback callback);
+
 /// Limits glibc's malloc arenas (one per thread by default), which libvips' large short-lived buffers on
 /// many threads turn into resident memory. Returns 0 on failure.
 int ipx_limit_malloc_arenas(int arenas);

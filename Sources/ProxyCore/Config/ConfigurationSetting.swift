@@ -10,6 +10,24 @@ struct ConfigurationSetting: Sendable {
     let apply: @Sendable (inout ProxyConfiguration, String) -> Bool
     /// Whether the value is a list (a YAML sequence, or comma-separated text in the environment).
     var isList = false
+    /// The current value as text, as the status page shows it.
+    var read: @Sendable (ProxyConfiguration) -> String = { _ in "" }
+    /// A credential (signing keys, tokens, origin headers): shown masked.
+    var isSecret = false
+
+    /// This setting, its value read by `read`.
+    func reading(_ read: @escaping @Sendable (ProxyConfiguration) -> String) -> ConfigurationSetting {
+        var copy = self
+        copy.read = read
+        return copy
+    }
+
+    /// This setting, marked as a credential.
+    func secret() -> ConfigurationSetting {
+        var copy = self
+        copy.isSecret = true
+        return copy
+    }
 
     /// The environment variable that overrides this key: `IMAGEPROXY_` + upper snake case.
     var environmentName: String {
@@ -41,7 +59,7 @@ struct ConfigurationSetting: Sendable {
             guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else { return false }
             configuration[keyPath: keyPath] = value
             return true
-        }
+        }.reading { String($0[keyPath: keyPath]) }
     }
 
     static func boolean(_ key: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, Bool> & Sendable) -> ConfigurationSetting {
@@ -52,7 +70,7 @@ struct ConfigurationSetting: Sendable {
             default: return false
             }
             return true
-        }
+        }.reading { String($0[keyPath: keyPath]) }
     }
 
     static func text(
@@ -64,7 +82,7 @@ struct ConfigurationSetting: Sendable {
             guard allowEmpty || !text.isEmpty, allowed.map({ $0.contains(text) }) ?? true else { return false }
             configuration[keyPath: keyPath] = text
             return true
-        }
+        }.reading { $0[keyPath: keyPath] }
     }
 }
 
@@ -82,6 +100,6 @@ extension ConfigurationSetting {
             return true
         }
         setting.isList = true
-        return setting
+        return setting.reading { $0[keyPath: keyPath].joined(separator: ", ") }
     }
 }

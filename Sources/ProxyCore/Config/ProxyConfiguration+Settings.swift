@@ -5,14 +5,14 @@ extension ProxyConfiguration {
             guard let address = ListenAddress(parsing: text) else { return false }
             configuration.bind = address
             return true
-        },
-        .list("signingKey", \.security.signingKeys),
+        }.reading { "\($0.bind.host):\($0.bind.port)" },
+        .list("signingKey", \.security.signingKeys).secret(),
         .integer("queue.maxPending", 1...1_000_000, \.queue.maxPending),
         ConfigurationSetting(key: "queue.order", expectation: "one of fifo, lifo") { configuration, text in
             guard let order = WorkQueueState.Order(rawValue: text) else { return false }
             configuration.queue.order = order
             return true
-        },
+        }.reading { $0.queue.order.rawValue },
         .integer("queue.requestTimeoutMs", 100...600_000, \.queue.requestTimeoutMilliseconds),
         .integer("server.headerTimeoutMs", 100...600_000, \.server.headerTimeoutMilliseconds),
         .integer("server.idleTimeoutMs", 100...3_600_000, \.server.idleTimeoutMilliseconds),
@@ -21,7 +21,7 @@ extension ProxyConfiguration {
         .list("security.allowedHosts", \.security.allowedHosts),
         .list(
             "security.originHeaders", \.security.originHeaders, expectation: "a list of pattern=Name: value",
-            isValid: { OriginHeader(parsing: $0) != nil }),
+            isValid: { OriginHeader(parsing: $0) != nil }).secret(),
         .list(
             "fetch.resolve", \.fetch.resolve, expectation: "a list of host:port:address",
             isValid: { $0.split(separator: ":", maxSplits: 2).count == 3 }),
@@ -33,7 +33,7 @@ extension ProxyConfiguration {
             guard let policy = OriginalAdmission.Policy(rawValue: text) else { return false }
             configuration.cache.storeOriginals = policy
             return true
-        },
+        }.reading { $0.cache.storeOriginals.rawValue },
         .integer("cache.memoryBytes", 0...(1 << 40), \.cache.memoryBytes),
         .integer("cache.diskBytes", 0...(1 << 50), \.cache.diskBytes),
         .integer("cache.defaultTtl", 0...315_360_000, \.cache.defaultTTL),
@@ -44,7 +44,7 @@ extension ProxyConfiguration {
         .integer("cache.staleRetention", 0...315_360_000, \.cache.staleRetention),
         .integer("cache.janitorInterval", 1...86_400, \.cache.janitorInterval),
         .list("cache.ignoredSourceParams", \.cache.ignoredSourceParameters),
-        .text("cache.adminToken", "a token (empty turns the admin routes off)", \.cache.adminToken, allowEmpty: true),
+        .text("cache.adminToken", "a token (empty turns the admin routes off)", \.cache.adminToken, allowEmpty: true).secret(),
         .boolean("allow.loopbackSources", \.allow.loopbackSources),
         .boolean("allow.privateSources", \.allow.privateSources),
         .list(
@@ -80,7 +80,7 @@ extension ProxyConfiguration {
             guard text.isEmpty || ListenAddress(parsing: text) != nil else { return false }
             configuration.observability.metricsBind = text
             return true
-        },
+        }.reading { $0.observability.metricsBind },
         .integer("shutdown.drainDelayMs", 0...600_000, \.shutdown.drainDelayMilliseconds),
         .integer("shutdown.gracePeriodMs", 0...3_600_000, \.shutdown.gracePeriodMilliseconds),
     ]

@@ -27,11 +27,7 @@ struct CacheAdminHandler: Sendable {
     private func authorize(_ request: Request) -> Response? {
         let token = runtime.configuration.cache.adminToken
         guard !token.isEmpty else { return Response.plainText("not found", status: .notFound) }
-        let given = request.headers[.authorization] ?? ""
-        let expected = "Bearer " + token
-        // Constant-time comparison of digests (the lengths of the inputs do not leak either).
-        let matches = SHA256.hash(data: Array(given.utf8)) == SHA256.hash(data: Array(expected.utf8))
-        guard matches else {
+        guard AdminAuthorization.allows(request, token: token) else {
             var response = Response.plainText("admin token required", status: .unauthorized)
             response.headers[.wwwAuthenticate] = "Bearer"
             return response

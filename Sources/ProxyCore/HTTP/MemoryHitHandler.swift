@@ -24,6 +24,8 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var pending: ByteBuffer?
     /// Once a request could not be framed here, the decoder reads everything that follows.
     private var passthrough = false
+    /// An oversized head was refused: what follows is read and dropped until the connection closes.
+    private var draining = false
     private var lastActivity = NIODeadline.now()
     private var idleCheck: Scheduled<Void>?
 
@@ -59,6 +61,7 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         lastActivity = .now()
+        if draining { return }
         if passthrough { return context.fireChannelRead(data) }
         var buffer = unwrapInboundIn(data)
         if var earlier = pending {
@@ -82,6 +85,11 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .unframed:
                 passthrough = true
                 return context.fireChannelRead(wrapInboundOut(buffer))
+            case .tooLarge:
+                passthrough = true
+                // With an earlier request still being answered the decoder reports it (400), in order.
+                guard tracker.inProgress == 0 else { return context.fireChannelRead(wrapInboundOut(buffer)) }
+                return refuseOversizedHead(context)
             case .ordinary(let length):
                 context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: length)!))
             case .candidate(let head, let length):
@@ -106,6 +114,33 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return
             }
         }
+    }
+
+    /// Answers 431 and closes like nginx's lingering close: the output side first (the client reads
+    /// the answer and an end of stream), the rest of the oversized head read and dropped, then the
+    /// whole connection after a second (closing with unread bytes would reset it and lose the answer).
+    private func refuseOversizedHead(_ context: ChannelHandlerContext) {
+        draining = true
+        let answer = Self.headTooLarge(limit: maxHeadBytes, allocator: context.channel.allocator)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(NIOAny(answer), promise: written)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.futureResult.whenComplete { _ in
+            let context = loopBound.value
+            context.close(mode: .output, promise: nil)
+            context.eventLoop.scheduleTask(in: .seconds(1)) { loopBound.value.close(promise: nil) }
+        }
+    }
+
+    /// `431 Request Header Fields Too Large`, naming the limit; the connection closes after it.
+    static func headTooLarge(limit: Int, allocator: ByteBufferAllocator) -> ByteBuffer {
+        let message = "request head is larger than server.maxHeaderBytes (\(limit) bytes)\n"
+        var bytes = allocator.buffer(capacity: 256 + message.utf8.count)
+        bytes.writeString(
+            "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                + "Content-Length: \(message.utf8.count)\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+                + "Connection: close\r\n\r\n" + message)
+        return bytes
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

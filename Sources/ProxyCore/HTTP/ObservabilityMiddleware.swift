@@ -18,14 +18,13 @@ struct ObservabilityMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         var context = context
         context.requestID = Self.requestID(from: request.headers[.xRequestID])
+        context.timings.requestID = context.requestID
         let route = Self.route(of: request.uri.path)
         var response: Response
-        var failure: (any Error)?
         do {
             response = try await next(request, context)
         } catch {
             // Errors the inner error middleware did not turn into responses (e.g. the router's 404).
-            failure = error
             let status = (error as? any HTTPResponseError)?.status ?? .internalServerError
             response = Response.plainText(status == .notFound ? "not found" : "internal error", status: status)
         }
@@ -34,7 +33,6 @@ struct ObservabilityMiddleware: RouterMiddleware {
             method: request.method.rawValue, route: route, sourceURL: request.uri.queryParameters["url"].map(String.init),
             requestID: context.requestID, timings: context.timings, client: context.remoteAddress?.ipAddress)
         observe(observed, status: response.status.code, headers: &response.headers, total: total)
-        _ = failure
         return response
     }
 

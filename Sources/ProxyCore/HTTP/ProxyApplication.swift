@@ -35,6 +35,15 @@ public enum ProxyApplication {
         if configuration.observability.metricsBind.isEmpty {
             router.get("/metrics", use: MetricsHandler(runtime: runtime).handle)
         }
+        // Browsers ask every page's origin for an icon: answered, so it is neither a 404 nor an error.
+        router.get("/favicon.ico") { _, _ in
+            Response(status: .noContent, headers: [.cacheControl: "public, max-age=86400"])
+        }
+        router.answerOtherMethods(
+            of: [
+                ("/img", [.get, .head]), ("/info", [.get]), ("/prefetch", [.post]), ("/health", [.get]), ("/ready", [.get]),
+                ("/cache", [.delete]), ("/cache/stats", [.get]), ("/", [.get]), ("/status", [.get]),
+            ] + (configuration.observability.metricsBind.isEmpty ? [("/metrics", [.get])] : []))
         return router
     }
 

@@ -23,11 +23,13 @@ struct RawRequestHead: Equatable, Sendable {
         case candidate(RawRequestHead, length: Int)
         /// A complete request without a body for the router; `length` bytes long.
         case ordinary(length: Int)
-        /// Not framed here (a body, unusual syntax, too long): the HTTP decoder takes over.
+        /// Not framed here (a body, unusual syntax): the HTTP decoder takes over.
         case unframed
+        /// The head is longer than the limit (`server.maxHeaderBytes`): answered 431, then closed.
+        case tooLarge
     }
 
-    /// Frames the request at the start of `bytes`; a head longer than `maxHeadBytes` is `unframed`.
+    /// Frames the request at the start of `bytes`; a head longer than `maxHeadBytes` is `tooLarge`.
     static func frame(_ bytes: UnsafeRawBufferPointer, maxHeadBytes: Int) -> Framing {
         var reader = LineReader(bytes: bytes, limit: maxHeadBytes)
         guard let requestLine = reader.nextLine() else { return reader.verdict }
@@ -140,10 +142,14 @@ private struct LineReader {
     mutating func nextLine() -> UnsafeRawBufferPointer? {
         let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
         guard let newline = rest.firstIndex(of: UInt8(ascii: "\n")) else {
-            verdict = bytes.count > limit ? .unframed : .incomplete
+            verdict = bytes.count > limit ? .tooLarge : .incomplete
             return nil
         }
-        guard newline > 0, rest[newline - 1] == UInt8(ascii: "\r"), offset + newline < limit else {
+        guard offset + newline < limit else {
+            verdict = .tooLarge
+            return nil
+        }
+        guard newline > 0, rest[newline - 1] == UInt8(ascii: "\r") else {
             verdict = .unframed
             return nil
         }

@@ -4,7 +4,9 @@ import Hummingbird
 /// `GET /` and `GET /status`: a small self-contained HTML page for the people on call: uptime, version,
 /// effective configuration (secrets masked), cache figures per tier, queues, request rate and latency
 /// percentiles over the last five minutes, the last errors, and a "try it" form. No external assets;
-/// it refreshes itself every 10 s (not while showing a "try it" result).
+/// it refreshes itself every 10 s (not while showing a "try it" result). With signed URLs on, the "try it"
+/// link is signed only for a request carrying the admin token (a public page must not sign arbitrary
+/// sources); otherwise the page says so.
 struct StatusPage: Sendable {
     let runtime: ProxyRuntime
 
@@ -14,13 +16,15 @@ struct StatusPage: Sendable {
     func handle(_ request: Request, context: some RequestContext) async throws -> Response {
         let tryURL = request.uri.queryParameters["url"].map(String.init)
         let tryWidth = request.uri.queryParameters["w"].map(String.init) ?? "300"
-        let html = await render(tryURL: tryURL, tryWidth: tryWidth)
+        let html = await render(
+            tryURL: tryURL, tryWidth: tryWidth,
+            mayUseSigningKey: AdminAuthorization.allows(request, token: runtime.configuration.cache.adminToken))
         return Response(
             status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
-    func render(tryURL: String?, tryWidth: String) async -> String {
+    func render(tryURL: String?, tryWidth: String, mayUseSigningKey: Bool = false) async -> String {
         await runtime.collectMetrics()
         let now = Date().timeIntervalSince1970
         let summary = runtime.requestLog.summary(window: 300, now: now)
@@ -57,8 +61,14 @@ struct StatusPage: Sendable {
         }
         page += "</table><h2>Try it</h2><form method=get action=\"/status\">source URL <input name=url size=60 value=\"\(Self.escape(tryURL ?? ""))\"> width <input name=w size=5 value=\"\(Self.escape(tryWidth))\"> <button>show</button></form>"
         if let tryURL {
-            let query = "url=\(Self.percentEncode(tryURL))&w=\(Self.percentEncode(tryWidth))"
-            page += "<p><img alt=source src=\"\(Self.escape(tryURL))\"><img alt=variant src=\"/img?\(Self.escape(query))\"></p>"
+            var path = "/img?url=\(Self.percentEncode(tryURL))&w=\(Self.percentEncode(tryWidth))"
+            let signer = URLSigner(keys: runtime.configuration.security.signingKeys)
+            if let signer, mayUseSigningKey { path = signer.sign(path) }
+            if signer != nil, !mayUseSigningKey {
+                page += "<p>Signed URLs are on: the variant link is signed only for requests with the admin token "
+                    + "(<code>Authorization: Bearer</code>, <code>cache.adminToken</code>).</p>"
+            }
+            page += "<p><img alt=source src=\"\(Self.escape(tryURL))\"><img alt=variant src=\"\(Self.escape(path))\"></p>"
         }
         page += "<h2>Configuration</h2><table>"
         for (key, value) in effectiveConfiguration() {
@@ -68,27 +78,14 @@ struct StatusPage: Sendable {
         return page
     }
 
-    /// Every setting as text, secrets masked.
+    /// Every setting by its configuration key (as in `config/imageproxy.yaml`), credentials masked.
     func effectiveConfiguration() -> [(String, String)] {
         let configuration = runtime.configuration
-        var rows: [(String, String)] = []
-        let mirror = Mirror(reflecting: configuration)
-        for child in mirror.children {
-            guard let label = child.label else { continue }
-            let nested = Mirror(reflecting: child.value)
-            if nested.children.isEmpty || nested.displayStyle != .struct || child.value is ListenAddress {
-                rows.append((label, "\(child.value)"))
-                continue
-            }
-            for field in nested.children {
-                guard let name = field.label else { continue }
-                let lowered = name.lowercased()
-                let secret = lowered.contains("token") || lowered.contains("key") || lowered.contains("header")
-                let value = "\(field.value)"
-                rows.append(("\(label).\(name)", secret ? (value.isEmpty ? "(not set)" : "••••••") : value))
-            }
+        return ProxyConfiguration.settings.map { setting in
+            let value = setting.read(configuration)
+            guard setting.isSecret else { return (setting.key, value) }
+            return (setting.key, value.isEmpty ? "(not set)" : "••••••")
         }
-        return rows
     }
 
     static func escape(_ text: String) -> String {

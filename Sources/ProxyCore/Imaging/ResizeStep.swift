@@ -103,9 +103,27 @@ struct ResizeStep {
         return [8, 4, 2].first { Double($0) * 2 <= reduction } ?? 1
     }
 
+    /// A cover box larger than the source without `enlarge`, shrunk (aspect kept) to the largest box the
+    /// source fills: a 3000x3000 box over an 800x500 source is 500x500. Frontends laying out tiles get
+    /// the box's aspect at the largest size the source allows (as `fill` does).
+    func coverBoxFitted(to header: SourceHeader) -> ResizeStep {
+        guard fit == .cover, !enlarge, let width, let height else { return self }
+        let source = header.orientedSize
+        let factor = min(Double(source.width) / Double(width), Double(source.height) / Double(height))
+        guard factor < 1 else { return self }
+        var fitted = self
+        fitted.width = max(1, min(source.width, Int((Double(width) * factor).rounded())))
+        fitted.height = max(1, min(source.height, Int((Double(height) * factor).rounded())))
+        return fitted
+    }
+
     /// Decodes `bytes` into a resized, upright image.
     /// - Throws: ``ImagingError/undecodable`` when the source cannot be decoded.
     func apply(to bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline? = nil) throws(ImagingError) -> VipsImage {
+        try coverBoxFitted(to: header).resize(bytes, header: header, deadline: deadline)
+    }
+
+    private func resize(_ bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage {
         let arguments = thumbnailArguments(for: header)
         let isJPEG = SourceFormat(sniffing: bytes) == .jpeg
         let shrink = isJPEG ? jpegShrink(for: header) : 1

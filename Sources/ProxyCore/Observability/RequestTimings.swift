@@ -13,6 +13,7 @@ public final class RequestTimings: Sendable {
         var stages: [Stage] = []
         var cacheTier: String = "none"
         var sourceHost: String?
+        var requestID: String?
     }
 
     private let state = Mutex(State())
@@ -38,6 +39,12 @@ public final class RequestTimings: Sendable {
     }
 
     /// The source's host name (never the full URL).
+    /// The request's id (`X-Request-Id`), for logs written while it is being served.
+    public var requestID: String? {
+        get { state.withLock { $0.requestID } }
+        set { state.withLock { $0.requestID = newValue } }
+    }
+
     public var sourceHost: String? {
         get { state.withLock { $0.sourceHost } }
         set { state.withLock { $0.sourceHost = newValue } }

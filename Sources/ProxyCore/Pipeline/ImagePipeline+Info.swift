@@ -18,7 +18,7 @@ extension ImagePipeline {
         ) { original in
             let bytes = original.bytes
             let begin = ContinuousClock.now
-            let info = try await self.pool.run { try ImageInfo(source: bytes, maxSourcePixels: limit, maxSourceFrames: frameLimit) }
+            let info = try await self.pool.run(requestID: timings.requestID) { try ImageInfo(source: bytes, maxSourcePixels: limit, maxSourceFrames: frameLimit) }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             let json = [UInt8](try encoder.encode(info))

@@ -153,7 +153,8 @@ public final class ImagePipeline: Sendable {
             priority: priority
         ) { original in
             let source = original.bytes
-            let (encoded, transformDuration) = try await self.pool.run { () throws -> (EncodedImage, Duration) in
+            let (encoded, transformDuration) = try await self.pool.run(requestID: timings.requestID) {
+                () throws -> (EncodedImage, Duration) in
                 let begin = ContinuousClock.now
                 let encoded = try transformer.transform(source, request: request, choice: choice)
                 return (encoded, ContinuousClock.now - begin)

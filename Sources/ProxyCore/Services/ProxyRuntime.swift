@@ -77,6 +77,8 @@ public final class ProxyRuntime: Service, Sendable {
             originalAdmission: OriginalAdmission(policy: configuration.cache.storeOriginals))
         fetcher.start()
         transformPool.start()
+        let pool = transformPool
+        LibvipsLogForwarder(logger: logger, runningRequestIDs: { pool.runningRequestIDs }).install()
         readiness.markCachesOpen()
     }
 

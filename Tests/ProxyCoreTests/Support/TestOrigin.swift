@@ -244,9 +244,9 @@ func withOriginAndProxy<Value: Sendable>(
 /// call with the same configuration is a restart).
 func withProxy<Value: Sendable>(
     _ configuration: ProxyConfiguration, accessLogger: Logger? = nil,
+    logger: Logger = Logger(label: "test-proxy", factory: { _ in SwiftLogNoOpLogHandler() }),
     _ body: @Sendable (_ proxy: any TestClientProtocol, _ runtime: ProxyRuntime) async throws -> Value
 ) async throws -> Value {
-    let logger = Logger(label: "test-proxy", factory: { _ in SwiftLogNoOpLogHandler() })
     let runtime = try ProxyRuntime(configuration: configuration, logger: logger, accessLogger: accessLogger)
     let proxy = ProxyApplication.make(runtime: runtime, logger: logger)
     return try await proxy.test(.live) { client in try await body(client, runtime) }
