@@ -56,6 +56,30 @@ private typealias Image = ProxyCore.VipsImage
         #expect(worst <= 1, "largest difference from libjpeg's 1/8 decode: \(worst) (\(layout))")
     }
 
+    /// What the service makes of a progressive file at exactly 1/8 against libjpeg's own 1/8 decode, per
+    /// subsampling: 4:4:4 and grey through the DC path, 4:2:0 through libvips (libjpeg itself).
+    @Test(arguments: ["444", "420", "grey"])
+    func eighthScaleOutputMatchesLibjpegPerSubsampling(layout: String) throws {
+        let (width, height) = (1200, 800)
+        let image = try noise(width: width, height: height, bands: layout == "grey" ? 1 : 3)
+        let bytes = try jpeg(image, subsample: layout == "420", restartInterval: 0)
+        let request = try ImageRequest(
+            query: [("url", "http://example.com/a.jpg"), ("w", "\(width / 8)"), ("h", "\(height / 8)"), ("fit", "fill"), ("format", "png")],
+            limits: .init(maxDimension: 4096))
+        let transformer = ImageTransformer(maxSourcePixels: 50_000_000, encoding: EncodingSettings())
+        let mine = try Image.decode(transformer.transform(bytes, request: request, choice: .fixed(.png)).bytes)
+        var reference = try libjpegEighth(bytes, width: width / 8, height: height / 8)
+        if layout == "grey" { reference = try reference.producing { ipx_vips_to_srgb($0, $1) } }
+        let (a, b) = (try mine.pixels(), try reference.pixels())
+        try #require(a.count == b.count, "\(layout): \(mine.width)x\(mine.height)x\(mine.bands)")
+        let worst = zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
+        // 4:2:0 is decoded by libjpeg at 1/4 and reduced by Lanczos (twice the output's pixels, for
+        // quality), so it is a few levels from libjpeg's 1/8 decode rather than equal (34-37 levels when
+        // the DC path repeated chroma).
+        let bound = layout == "420" ? 5 : 2
+        #expect(worst <= bound, "\(layout): largest difference from libjpeg's 1/8 decode \(worst)")
+    }
+
     /// libjpeg's 1/8 decode of subsampled chroma uses a 2x2 IDCT with AC terms, which the DC scans
     /// cannot give: such files (4:2:0, and chroma sampled finer than luma) are left to libvips.
     @Test func subsampledChromaIsLeftToLibvips() throws {
