@@ -37,6 +37,11 @@ int ipx_webp_frame_count(const void *buffer, size_t length);
 /// counting stops past `limit`; -1 when unreadable.
 int ipx_gif_frame_count(const void *buffer, size_t length, int limit);
 
+/// Checks a PNG's chunk lengths against the bytes present (headers only; libpng allocates a declared
+/// length before reading it). Returns the number of chunks, or -1 when one claims more bytes than follow
+/// (or the signature is wrong).
+int ipx_png_check_chunks(const void *buffer, size_t length);
+
 /// Rewrites an encoded WebP without its EXIF, XMP and ICCP chunks (libwebpmux): libvips 8.14's WebP
 /// saver writes an EXIF chunk (orientation, resolution) even with `strip` and no metadata left.
 /// *out is freed with g_free.

@@ -26,7 +26,7 @@ public struct SourceHeader: Sendable, Equatable {
     public static let maxJPEGScans = Int(IPX_JPEG_MAX_SCANS)
 
     /// Reads the header of `bytes`. Before libvips sees them, JPEG scans are counted (marker segments
-    /// only) and GIF/WebP frames (from the container, by giflib and libwebpdemux: libvips' own header
+    /// only), PNG chunk lengths checked against the bytes present, and GIF/WebP frames (from the container, by giflib and libwebpdemux: libvips' own header
     /// read walks every frame, and its count stops at 4097 for GIF and says 1 past 999).
     /// - Throws: ``ImagingError/undecodable`` when libvips cannot read it,
     ///   ``ImagingError/tooManyScans(limit:)`` for a JPEG of more than ``maxJPEGScans`` scans,
@@ -39,10 +39,13 @@ public struct SourceHeader: Sendable, Equatable {
             case .webp: ipx_webp_frame_count(raw.baseAddress, raw.count)
             case .gif: ipx_gif_frame_count(raw.baseAddress, raw.count, limit)
             case .jpeg: ipx_jpeg_count_scans(raw.baseAddress, raw.count, IPX_JPEG_MAX_SCANS) > IPX_JPEG_MAX_SCANS ? -2 : nil
+            case .png: ipx_png_check_chunks(raw.baseAddress, raw.count) < 0 ? -3 : nil
             default: nil
             }
         }
         if containerFrames == -2 { throw .tooManyScans(limit: Self.maxJPEGScans) }
+        // A chunk declaring more bytes than the file holds: libpng would allocate it whole first.
+        if containerFrames == -3 { throw .undecodable }
         if let containerFrames, containerFrames > limit { throw .tooManyFrames(limit: maxFrames) }
         var width: Int32 = 0, height: Int32 = 0, pages: Int32 = 0, orientation: Int32 = 0, bands: Int32 = 0
         var colourManaged: Int32 = 0
