@@ -155,3 +155,9 @@ import Testing
         }
     }
 }
+
+@Suite struct RawRequestHeadHopHeaderTests {
+    @Test func theFramingParserKnowsTheHopHeaderByItsName() {
+        #expect(RawRequestHead.hopHeaderName == OriginFetcher.hopHeader.lowercased())
+    }
+}

@@ -1,0 +1,31 @@
+/* libFuzzer target for the hand-written parsers of untrusted image bytes in Sources/CVipsShim:
+ * the JPEG 1/8 DC decoder (jpeg_dc.c), the JPEG scan counter and the PNG chunk walk (png_chunks.c).
+ * Built with clang -fsanitize=fuzzer,address,undefined by fuzz/run.sh; any sanitizer report fails. */
+#include "vips_shim.h"
+#include <stdint.h>
+#include <stdlib.h>
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc;
+    if (VIPS_INIT((*argv)[0])) abort();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    VipsImage *image = NULL;
+    for (int orientation = 1; orientation <= 6; orientation += 5) {
+        int status = ipx_jpeg_decode_eighth(data, size, orientation, 0, &image);
+        if (status == 0) {
+            /* Whatever was decoded must be a whole image of the size the frame header implies. */
+            if (!image || vips_image_get_width(image) < 1 || vips_image_get_height(image) < 1) abort();
+            g_object_unref(image);
+            image = NULL;
+        } else if (status != 1 && status != 3 && status != -1) {
+            abort(); /* no deadline was given: 2 is impossible */
+        }
+    }
+    int scans = ipx_jpeg_count_scans(data, size, IPX_JPEG_MAX_SCANS);
+    if (scans > IPX_JPEG_MAX_SCANS + 1) abort(); /* counting stops past the limit */
+    (void)ipx_png_check_chunks(data, size);
+    return 0;
+}
