@@ -24,7 +24,6 @@ import Testing
         for head in [
             "GET /health HTTP/1.1\r\nHost: a\r\n\r\n",
             "HEAD /img?url=x HTTP/1.1\r\n\r\n",
-            "GET /img?url=x HTTP/1.0\r\n\r\n",
             "GET /img?url=x HTTP/1.1\r\nAccept: a\r\naccept: b\r\n\r\n",
             "GET /img?url=x HTTP/1.1\r\nX-ImageProxy-Hop: 1\r\n\r\n",
             "POST /prefetch HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
@@ -47,6 +46,9 @@ import Testing
             "GET /img?url=x HTTP/2.0\r\n\r\n",
             "GET /img?url=x HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
             "GET /img?url=x HTTP/1.1\r\nExpect: 100-continue\r\n\r\n",
+            // HTTP/1.0 keep-alive rules, tunnels and unknown methods belong to the decoder.
+            "GET /img?url=x HTTP/1.0\r\n\r\n", "GET /img?url=x HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+            "CONNECT a:1 HTTP/1.1\r\nHost: a:1\r\n\r\n", "FOO / HTTP/1.1\r\n\r\n", "TRACE / HTTP/1.1\r\n\r\n",
         ] {
             #expect(frame(head) == .unframed, "\(head)")
         }

@@ -41,6 +41,27 @@ import Testing
         }
     }
 
+    @Test func aBodyThatNeverArrivesIsCutOff() async throws {
+        var configuration = configuration()
+        configuration.server.bodyTimeoutMilliseconds = 800
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        try await withProxy(configuration) { proxy, _ in
+            let started = ContinuousClock.now
+            let stalled = try RawConnection(port: proxy.port!, receiveTimeoutSeconds: 10)
+            stalled.send("POST /prefetch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"urls\"")
+            let reply = stalled.receiveAll()
+            let elapsed = ContinuousClock.now - started
+            #expect(elapsed < .seconds(5), "closed after server.bodyTimeoutMs, not held open (\(elapsed))")
+            #expect(elapsed >= .milliseconds(700), "but not before it")
+            #expect(!reply.text.contains("202"), "\(reply.text.prefix(80))")
+            // A body that does arrive in time is served.
+            let body = #"{"urls": []}"#
+            let prompt = try RawConnection(port: proxy.port!)
+            prompt.send("POST /prefetch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+            #expect(prompt.receiveAll().text.hasPrefix("HTTP/1.1 202"))
+        }
+    }
+
     @Test func smugglingShapesAndHugeHeadersAreRejected() async throws {
         let configuration = configuration()
         defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }

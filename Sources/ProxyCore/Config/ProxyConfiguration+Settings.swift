@@ -18,6 +18,8 @@ extension ProxyConfiguration {
         .integer("server.idleTimeoutMs", 100...3_600_000, \.server.idleTimeoutMilliseconds),
         .integer("server.maxConnections", 1...1_000_000, \.server.maxConnections),
         .integer("server.maxHeaderBytes", 1_024...1_048_576, \.server.maxHeaderBytes),
+        .integer("server.bodyTimeoutMs", 100...600_000, \.server.bodyTimeoutMilliseconds),
+        .boolean("server.memoryHitFastPath", \.server.memoryHitFastPath),
         .list("security.allowedHosts", \.security.allowedHosts),
         .list(
             "security.originHeaders", \.security.originHeaders, expectation: "a list of pattern=Name: value",

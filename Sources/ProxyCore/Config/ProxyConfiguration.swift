@@ -176,6 +176,13 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var maxConnections = 4096
         /// Largest request header block (request line included) in bytes. Key `server.maxHeaderBytes`, default 16384.
         public var maxHeaderBytes = 16_384
+        /// Milliseconds a request body may take to arrive once its head is in (nginx's
+        /// `client_body_timeout`); then the connection is closed. Key `server.bodyTimeoutMs`, default 10000.
+        public var bodyTimeoutMilliseconds = 10_000
+        /// Whether memory hits are answered from the connection's bytes in front of the HTTP decoder
+        /// (off: every request goes through the decoder and the router; the answers are the same).
+        /// Key `server.memoryHitFastPath`, default true.
+        public var memoryHitFastPath = true
         public init() {}
     }
 

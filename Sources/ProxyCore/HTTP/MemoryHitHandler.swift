@@ -26,13 +26,17 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var passthrough = false
     /// An oversized head was refused: what follows is read and dropped until the connection closes.
     private var draining = false
+    /// `server.memoryHitFastPath`: off, requests are framed here (oversized heads still get 431) but
+    /// every one goes to the decoder.
+    private let answersHits: Bool
     private var lastActivity = NIODeadline.now()
     private var idleCheck: Scheduled<Void>?
 
     init(
         responder: MemoryHitResponder, tracker: RouterRequestTracker, headerDeadline: HeaderDeadlineHandler,
-        maxHeadBytes: Int, idleTimeout: TimeAmount?
+        maxHeadBytes: Int, idleTimeout: TimeAmount?, answersHits: Bool = true
     ) {
+        self.answersHits = answersHits
         self.responder = responder
         self.tracker = tracker
         self.headerDeadline = headerDeadline
@@ -93,7 +97,7 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .ordinary(let length):
                 context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: length)!))
             case .candidate(let head, let length):
-                guard tracker.inProgress == 0,
+                guard answersHits, tracker.inProgress == 0,
                     let answer = responder.answer(
                         head, client: context.channel.remoteAddress?.ipAddress, allocator: context.channel.allocator)
                 else {

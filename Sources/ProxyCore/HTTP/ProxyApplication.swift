@@ -82,7 +82,8 @@ public enum ProxyApplication {
             images: imageHandler(runtime), observability: observability(runtime), serverName: serverName)
         let connectionLimits = ProxyHTTP1Channel.Limits(
             headerTimeout: headerTimeout, idleTimeout: .milliseconds(Int64(limits.idleTimeoutMilliseconds)),
-            maxHeaderBytes: limits.maxHeaderBytes)
+            maxHeaderBytes: limits.maxHeaderBytes, bodyTimeout: .milliseconds(Int64(limits.bodyTimeoutMilliseconds)),
+            memoryHitFastPath: limits.memoryHitFastPath)
         return Application(
             router: makeRouter(runtime: runtime),
             server: HTTPServerBuilder { responder in

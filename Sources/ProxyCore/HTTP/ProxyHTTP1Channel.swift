@@ -13,6 +13,10 @@ struct ProxyHTTP1Channel: ServerChildChannel {
         var headerTimeout: TimeAmount
         var idleTimeout: TimeAmount
         var maxHeaderBytes: Int
+        /// Longest a request body may take once its head is in.
+        var bodyTimeout: TimeAmount
+        /// Whether ``MemoryHitHandler`` answers memory hits (off: it only keeps the idle timeout).
+        var memoryHitFastPath = true
     }
 
     private let http1: HTTP1Channel
@@ -27,10 +31,10 @@ struct ProxyHTTP1Channel: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let tracker = RouterRequestTracker()
-        let headerDeadline = HeaderDeadlineHandler(deadline: limits.headerTimeout)
+        let headerDeadline = HeaderDeadlineHandler(deadline: limits.headerTimeout, bodyDeadline: limits.bodyTimeout)
         let front = MemoryHitHandler(
             responder: memoryHits, tracker: tracker, headerDeadline: headerDeadline, maxHeadBytes: limits.maxHeaderBytes,
-            idleTimeout: limits.idleTimeout)
+            idleTimeout: limits.idleTimeout, answersHits: limits.memoryHitFastPath)
         do {
             try channel.pipeline.syncOperations.addHandler(front)
         } catch {

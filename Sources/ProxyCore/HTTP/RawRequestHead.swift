@@ -38,8 +38,11 @@ struct RawRequestHead: Equatable, Sendable {
         var reader = LineReader(bytes: bytes, limit: maxHeadBytes)
         guard let requestLine = reader.nextLine() else { return reader.verdict }
         guard let (method, target, version) = split(requestLine: requestLine) else { return .unframed }
+        // HTTP/1.0 (keep-alive rules of its own), CONNECT (the decoder then reads everything after it
+        // as a tunnel) and unknown methods: the whole connection goes to the decoder, so that no answer
+        // is ever sent past a request the decoder has not finished.
         let http11 = version.elementsEqual("HTTP/1.1".utf8)
-        guard http11 || version.elementsEqual("HTTP/1.0".utf8) else { return .unframed }
+        guard http11, Self.framedMethods.contains(where: { method.elementsEqual($0) }) else { return .unframed }
         let imagePrefix = "/img?".utf8
         var eligible = http11 && method.elementsEqual("GET".utf8) && target.starts(with: imagePrefix)
         var head = RawRequestHead(path: "")
@@ -74,6 +77,9 @@ struct RawRequestHead: Equatable, Sendable {
         head.path = String(decoding: target, as: UTF8.self)
         return .candidate(head, length: reader.offset)
     }
+
+    /// Methods whose requests are framed here (the rest, CONNECT and unknown ones included, are not).
+    private static let framedMethods: [[UInt8]] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"].map { Array($0.utf8) }
 
     /// The headers that matter here (everything else is passed over).
     private enum Header: Int {

@@ -7,7 +7,7 @@ import Glibc
 final class RawConnection {
     private let descriptor: Int32
 
-    init(port: Int, receiveTimeoutSeconds: Int = 5) throws {
+    init(port: Int, receiveTimeoutSeconds: Int = 5, receiveTimeoutMilliseconds: Int? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -20,7 +20,8 @@ final class RawConnection {
             close(descriptor)
             throw ServiceProcessError.didNotStart("cannot connect")
         }
-        var timeout = timeval(tv_sec: receiveTimeoutSeconds, tv_usec: 0)
+        let milliseconds = receiveTimeoutMilliseconds ?? receiveTimeoutSeconds * 1000
+        var timeout = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
@@ -32,6 +33,15 @@ final class RawConnection {
         let bytes = Array(text.utf8)
         return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
+
+    /// Sends raw bytes; false when the peer has closed the connection.
+    @discardableResult
+    func send(bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Half-closes: no more bytes from this side (the server reads an end of input).
+    func finishSending() { shutdown(descriptor, Int32(SHUT_WR)) }
 
     /// The bytes received until `done` holds for them, the peer closes or the receive timeout passes.
     func receive(until done: ([UInt8]) -> Bool) -> (bytes: [UInt8], closed: Bool) {
