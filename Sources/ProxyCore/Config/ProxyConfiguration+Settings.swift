@@ -67,6 +67,7 @@ extension ProxyConfiguration {
         .integer("image.maxFrames", 1...10_000, \.image.maxFrames),
         .integer("image.maxSourceFrames", 1...100_000, \.image.maxSourceFrames),
         .integer("image.maxTransformMs", 0...600_000, \.image.maxTransformMilliseconds),
+        .integer("image.maxTransformBytes", 0...(1 << 40), \.image.maxTransformBytes),
         .integer("image.workers", 0...256, \.image.workers),
         .boolean("image.autoAVIF", \.image.autoAVIF),
         .integer("image.jpegQuality", 1...100, \.image.jpegQuality),

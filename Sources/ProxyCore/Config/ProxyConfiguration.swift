@@ -123,6 +123,10 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// Longest a transform may take in milliseconds, then it is stopped (503); 0 = no limit.
         /// Key `image.maxTransformMs`, default 10000.
         public var maxTransformMilliseconds = 10_000
+        /// Bytes all running transforms may hold together, each job's working set estimated from its
+        /// header before decoding; a job waits for its share (503 after `maxTransformMs`), one larger
+        /// than the whole budget is 422; 0 = no budget. Key `image.maxTransformBytes`, default 384 MiB.
+        public var maxTransformBytes = 402_653_184
         /// Transform threads; 0 means one per core. Key `image.workers`, default 0.
         public var workers = 0
         /// Whether `format=auto` may choose AVIF (about 3x the CPU of WebP). Key `image.autoAVIF`, default false.

@@ -14,6 +14,8 @@ public struct ImageTransformer: Sendable {
     public var maxTransformMilliseconds: Int
     /// Encoder defaults.
     public var encoding: EncodingSettings
+    /// The memory all running transforms may reserve together (`image.maxTransformBytes`; 0: none).
+    let memoryBudget: TransformMemoryBudget
 
     /// The longest side of a placeholder (`lqip=1`), its blur and quality.
     static let placeholderSize = 32
@@ -22,8 +24,9 @@ public struct ImageTransformer: Sendable {
 
     public init(
         maxSourcePixels: Int, maxFrames: Int = 100, maxSourceFrames: Int = 1000, maxTransformMilliseconds: Int = 0,
-        encoding: EncodingSettings
+        maxTransformBytes: Int = 0, encoding: EncodingSettings
     ) {
+        self.memoryBudget = TransformMemoryBudget(capacity: maxTransformBytes)
         self.maxSourcePixels = maxSourcePixels
         self.maxFrames = maxFrames
         self.maxSourceFrames = maxSourceFrames
@@ -58,6 +61,12 @@ public struct ImageTransformer: Sendable {
             request.filters = [.blur(sigma: Self.placeholderBlur)]
         }
         let frames = animatedFrames(header: header, request: request, choice: choice)
+        // Memory is reserved before anything is decoded, and waited for at most the transform time limit.
+        let estimate = ResizeStep(request: request, frames: frames)
+            .estimatedWorkingSetBytes(for: header, isJPEG: SourceFormat(sniffing: source) == .jpeg)
+        let reserved = try memoryBudget.reserve(
+            estimate, wait: .milliseconds(maxTransformMilliseconds > 0 ? maxTransformMilliseconds : 10_000))
+        defer { memoryBudget.release(reserved) }
         var image: VipsImage
         do {
             image = try ResizeStep(request: request, frames: frames).apply(to: source, header: header, deadline: deadline)

@@ -103,6 +103,29 @@ struct ResizeStep {
         return [8, 4, 2].first { Double($0) * 2 <= reduction } ?? 1
     }
 
+    /// The memory a transform of a source with this header needs at most, estimated before decoding:
+    /// the decoded image (after JPEG shrink-on-load; every frame loaded; 4 bytes a pixel) twice (the
+    /// decode and one intermediate), plus the output box. Other formats are counted at full size.
+    func estimatedWorkingSetBytes(for header: SourceHeader, isJPEG: Bool) -> Int {
+        let fitted = coverBoxFitted(to: header)
+        let shrink = isJPEG ? fitted.jpegShrink(for: header) : 1
+        let decoded = (header.width / shrink + 1) * (header.height / shrink + 1) * max(1, min(frames, header.frames))
+        let frameCount = max(1, min(frames, header.frames))
+        let output: Int
+        if enlarge {
+            // The box, its missing side from the source's aspect (requests bound both by image.maxDimension).
+            let source = header.orientedSize
+            let aspect = Double(source.width) / Double(max(1, source.height))
+            let width = fitted.width ?? fitted.height.map { Int(Double($0) * aspect) } ?? source.width
+            let height = fitted.height ?? fitted.width.map { Int(Double($0) / aspect) } ?? source.height
+            output = max(1, width) * max(1, height) * frameCount
+        } else {
+            let reduction = max(1, fitted.reduction(for: header))
+            output = Int(Double(header.width * header.height) / (reduction * reduction)) * frameCount
+        }
+        return 4 * (2 * decoded + output)
+    }
+
     /// A cover box larger than the source without `enlarge`, shrunk (aspect kept) to the largest box the
     /// source fills: a 3000x3000 box over an 800x500 source is 500x500. Frontends laying out tiles get
     /// the box's aspect at the largest size the source allows (as `fill` does).

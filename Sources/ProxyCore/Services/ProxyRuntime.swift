@@ -66,6 +66,7 @@ public final class ProxyRuntime: Service, Sendable {
                 maxSourcePixels: configuration.image.maxSourcePixels, maxFrames: configuration.image.maxFrames,
                 maxSourceFrames: configuration.image.maxSourceFrames,
                 maxTransformMilliseconds: configuration.image.maxTransformMilliseconds,
+                maxTransformBytes: configuration.image.maxTransformBytes,
                 encoding: EncodingSettings(configuration.image)),
             freshness: FreshnessPolicy(
                 defaultTTL: configuration.cache.defaultTTL, minTTL: configuration.cache.minTTL,
