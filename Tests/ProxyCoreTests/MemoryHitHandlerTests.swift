@@ -163,3 +163,36 @@ import Testing
         #expect(RawRequestHead.hopHeaderName == OriginFetcher.hopHeader.lowercased())
     }
 }
+
+@Suite struct PendingHeadTests {
+    private func decides(_ text: String, newFrom start: Int) -> Bool {
+        Array(text.utf8).withUnsafeBytes { MemoryHitHandler.mayDecideFraming($0, newFrom: start) }
+    }
+
+    @Test func onlyBytesThatCanEndAHeadTriggerFramingAgain() {
+        let partial = "GET /img?url=x HTTP/1.1\r\nHost: a\r\nX-Slow: abc"
+        #expect(!decides(partial, newFrom: partial.utf8.count - 1), "one more header byte decides nothing")
+        #expect(!decides(partial + "\r\n", newFrom: partial.utf8.count), "a CRLF-ended line neither")
+        #expect(decides(partial + "\r\n\r\n", newFrom: partial.utf8.count + 2), "the end of the head")
+        #expect(decides(partial + "\n", newFrom: partial.utf8.count), "a bare LF")
+        #expect(decides(partial + "\r\n ", newFrom: partial.utf8.count + 2), "a folded line")
+        #expect(decides("GET / HTTP/1.1\n\n", newFrom: 15), "bare LF end")
+    }
+}
+
+@Suite struct ParsedRequestCacheTests {
+    @Test func theCacheIsBoundedByBytesNotEntries() async throws {
+        let configuration = testConfiguration()
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        try await withProxy(configuration) { _, runtime in
+            let cache = ParsedRequestCache(capacityBytes: 64 * 1024)
+            let long = String(repeating: "a", count: 6_000)
+            for index in 0..<200 {
+                let path = "/img?url=http%3A%2F%2Fexample.com%2F\(long)\(index).jpg&w=10"
+                #expect(cache.request(for: path, accept: "image/webp", limits: .init(maxDimension: 4096), pipeline: runtime.pipeline) != nil)
+                #expect(cache.heldBytes <= 64 * 1024)
+            }
+            #expect(cache.heldBytes > 0)
+        }
+    }
+}

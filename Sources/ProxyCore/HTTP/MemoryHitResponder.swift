@@ -100,8 +100,9 @@ struct MemoryHitResponder: Sendable {
     }
 }
 
-/// `/img` requests parsed, with their variant keys, by path and `Accept` header; at most `capacity`
-/// (forgotten all at once when full).
+/// `/img` requests parsed, with their variant keys, by path and `Accept` header; at most `capacityBytes`
+/// of paths, headers and URLs held (heads may be up to `server.maxHeaderBytes` each), forgotten all at
+/// once when full.
 final class ParsedRequestCache: Sendable {
     /// What a memory-hit answer needs from a request.
     struct HotRequest: Sendable {
@@ -112,24 +113,28 @@ final class ParsedRequestCache: Sendable {
         var variesOnAccept: Bool
     }
 
-    private let requests = Mutex<[String: HotRequest]>([:])
-    private let capacity: Int
+    private let requests = Mutex<(entries: [String: HotRequest], bytes: Int)>(([:], 0))
+    private let capacityBytes: Int
 
-    init(capacity: Int = 10_000) { self.capacity = capacity }
+    init(capacityBytes: Int = 8 << 20) { self.capacityBytes = capacityBytes }
+
+    /// Bytes held now (keys and source URLs, plus a fixed overhead per entry).
+    var heldBytes: Int { requests.withLock { $0.bytes } }
 
     /// The request of `path` for a client sending `accept`, parsed once; nil when the query is invalid
     /// (the router will say why).
     func request(for path: String, accept: String?, limits: ImageRequest.Limits, pipeline: ImagePipeline) -> HotRequest? {
         let cacheKey = accept.map { path + "\n" + $0 } ?? path
-        if let known = requests.withLock({ $0[cacheKey] }) { return known }
+        if let known = requests.withLock({ $0.entries[cacheKey] }) { return known }
         let query = URI(path).queryParameters.map { (name: String($0.key), value: String($0.value)) }
         guard let request = try? ImageRequest(query: query, limits: limits) else { return nil }
         let hot = HotRequest(
             key: pipeline.variantKey(for: request, accept: accept), sourceURL: request.source.absoluteString,
             sourceHost: request.source.host, variesOnAccept: request.negotiatesFormat)
+        let size = cacheKey.utf8.count + hot.sourceURL.utf8.count + 160
         requests.withLock { requests in
-            if requests.count >= capacity { requests.removeAll(keepingCapacity: true) }
-            requests[cacheKey] = hot
+            if requests.bytes + size > capacityBytes { requests = ([:], 0) }
+            if requests.entries.updateValue(hot, forKey: cacheKey) == nil { requests.bytes += size }
         }
         return hot
     }
