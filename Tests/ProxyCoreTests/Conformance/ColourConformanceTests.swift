@@ -48,9 +48,10 @@ import Testing
             for source in sources {
                 let reference = try ConformanceImages.referenceColour(of: source.bytes)
                 let raw = try ConformanceImages.meanColour(ProxyCore.VipsImage.decode(source.bytes))
-                // w=50: 1/8 path (progressive 4:4:4, grey); w=300: shrink-on-load; PNG, WebP and AVIF out.
+                // w=50: 1/8 path (progressive 4:4:4, grey); w=300: shrink-on-load; every output format.
                 for query in [[("w", "50"), ("format", "png")], [("w", "300"), ("format", "png")],
-                              [("w", "300"), ("format", "webp")], [("w", "120"), ("format", "jpeg")]] {
+                              [("w", "300"), ("format", "webp")], [("w", "120"), ("format", "jpeg")],
+                              [("w", "120"), ("format", "avif")], [("w", "120"), ("format", "gif")]] {
                     let response = try await proxy.image([("url", base + "/" + source.name)] + query)
                     try #require(response.status == .ok, "\(source.name) \(query): \(response.status) \(response.text)")
                     let output = try ConformanceImages.meanColour(ProxyCore.VipsImage.decode(response.bytes))
