@@ -129,11 +129,13 @@ import Glibc
         let rendered = StructuredLogHandler.render(
             time: Date(timeIntervalSince1970: 0), level: .info, label: "imageproxy.access", message: "request",
             metadata: ["route": "img", "note": "a b"], format: .logfmt)
-        #expect(rendered == #"time=1970-01-01T00:00:00Z level=info label=imageproxy.access msg=request note="a b" route=img"#)
+        #expect(rendered == #"time=1970-01-01T00:00:00Z level=info label=imageproxy.access msg=request route=img note="a b""#)
         let json = StructuredLogHandler.render(
-            time: Date(timeIntervalSince1970: 0), level: .info, label: "l", message: "m", metadata: ["route": "img"], format: .json)
+            time: Date(timeIntervalSince1970: 0), level: .info, label: "l", message: "m",
+            metadata: ["route": "img", "text": "quote \" back \\ new\nline \u{1}"], format: .json)
         let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String]
-        #expect(object?["route"] == "img" && object?["msg"] == "m")
+        #expect(object?["route"] == "img" && object?["msg"] == "m" && object?["time"] == "1970-01-01T00:00:00Z")
+        #expect(object?["text"] == "quote \" back \\ new\nline \u{1}", "escaped by hand, parsed back whole")
     }
 
     @Test func statusPageShowsLiveFiguresAndMasksSecrets() async throws {

@@ -40,6 +40,7 @@ public final class ProxyMetrics: Sendable {
     let cacheEntries: [String: Gauge]
     let cacheEvictions: [String: Counter]
     let cacheWriteFailures: Counter
+    let logLinesDropped: Counter
     let originDuration: DurationHistogram
     let originBytes: Counter
     let queueDepth: [Stage: Gauge]
@@ -82,6 +83,8 @@ public final class ProxyMetrics: Sendable {
         })
         cacheWriteFailures = registry.makeCounter(
             descriptor: name("imageproxy_cache_write_failures", "total", "Disk cache writes that failed (disk full, read-only)."))
+        logLinesDropped = registry.makeCounter(
+            descriptor: name("imageproxy_log_lines_dropped", "total", "Log lines dropped because the log writer's buffer was full."))
         originDuration = registry.makeDurationHistogram(
             descriptor: name("imageproxy_origin_duration", "seconds", "Time of origin downloads, retries included."),
             labels: [], buckets: Self.durationBuckets)

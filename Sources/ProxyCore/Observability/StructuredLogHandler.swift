@@ -1,8 +1,14 @@
 import Foundation
 import Logging
+import Synchronization
 
-/// A swift-log handler writing one line per message to standard error, as logfmt
-/// (`time=... level=info label=... msg="..." key=value`) or as a JSON object.
+/// A swift-log handler writing one line per message, as logfmt (`time=... level=info label=...
+/// msg="..." key=value`) or as a JSON object, through ``LogLineWriter`` (standard error, buffered, off
+/// the caller's thread).
+///
+/// Built for the access log's rate: the timestamp is formatted once per second, the line is one string
+/// built in place (no formatter, no JSONSerialization), and the access log's fields come in a fixed order
+/// (``fieldOrder``) without sorting; only other fields are sorted, and there are few.
 public struct StructuredLogHandler: LogHandler {
     /// The line format.
     public enum Format: String, Sendable {
@@ -13,11 +19,20 @@ public struct StructuredLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     private let label: String
     private let format: Format
+    private let writer: LogLineWriter
 
-    public init(label: String, format: Format, level: Logger.Level) {
+    /// Fields written first, in this order, when present (the access log's); the rest follow sorted.
+    static let fieldOrder = [
+        "request_id", "method", "route", "status", "bytes", "cache", "total_ms", "disk_ms", "disk_read_ms", "fetch_ms",
+        "queue_ms", "transform_ms", "source_host", "source", "client",
+    ]
+    private static let orderedFields = Set(fieldOrder)
+
+    public init(label: String, format: Format, level: Logger.Level, writer: LogLineWriter = .standardError) {
         self.label = label
         self.format = format
         self.logLevel = level
+        self.writer = writer
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -27,36 +42,113 @@ public struct StructuredLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var fields = metadata
-        if let extra = event.metadata { fields.merge(extra) { $1 } }
-        let line = Self.render(
-            time: Date(), level: event.level, label: label, message: "\(event.message)", metadata: fields, format: format)
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        if let extra = event.metadata {
+            if fields.isEmpty { fields = extra } else { fields.merge(extra) { $1 } }
+        }
+        writer.write(
+            Self.render(time: Date(), level: event.level, label: label, message: "\(event.message)", metadata: fields, format: format))
     }
 
     /// One log line.
     public static func render(
         time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata, format: Format
     ) -> String {
-        let timestamp = ISO8601DateFormatter().string(from: time)
-        let sorted = metadata.sorted { $0.key < $1.key }.map { ($0.key, "\($0.value)") }
-        switch format {
-        case .json:
-            var object: [String: String] = ["time": timestamp, "level": level.rawValue, "label": label, "msg": message]
-            for (key, value) in sorted where object[key] == nil { object[key] = value }
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-            return String(decoding: data, as: UTF8.self)
-        case .logfmt:
-            var parts = ["time=\(timestamp)", "level=\(level.rawValue)", "label=\(logfmtValue(label))", "msg=\(logfmtValue(message))"]
-            for (key, value) in sorted { parts.append("\(key)=\(logfmtValue(value))") }
-            return parts.joined(separator: " ")
+        let timestamp = TimestampCache.shared.text(for: time)
+        var line = ""
+        line.reserveCapacity(256)
+        func append(_ key: String, _ value: String) {
+            switch format {
+            case .logfmt:
+                if !line.isEmpty { line += " " }
+                line += key
+                line += "="
+                appendLogfmt(value, to: &line)
+            case .json:
+                line += line.isEmpty ? "{" : ","
+                appendJSON(key, to: &line)
+                line += ":"
+                appendJSON(value, to: &line)
+            }
         }
+        append("time", timestamp)
+        append("level", level.rawValue)
+        append("label", label)
+        append("msg", message)
+        let reserved: Set<String> = ["time", "level", "label", "msg"]
+        for key in fieldOrder {
+            if let value = metadata[key] { append(key, "\(value)") }
+        }
+        if metadata.count > 0 {
+            let others = metadata.keys.filter { !orderedFields.contains($0) && !(format == .json && reserved.contains($0)) }
+            for key in others.sorted() { append(key, "\(metadata[key]!)") }
+        }
+        if format == .json { line += "}" }
+        return line
     }
 
-    /// Quotes a logfmt value when it holds spaces, quotes or `=`.
+    /// A logfmt value, quoted when it holds spaces, quotes, `=` or line breaks.
     static func logfmtValue(_ value: String) -> String {
-        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }) else { return value }
-        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
-        return "\"\(escaped)\""
+        var text = ""
+        appendLogfmt(value, to: &text)
+        return text
+    }
+
+    private static func appendLogfmt(_ value: String, to line: inout String) {
+        let needsQuotes = value.isEmpty || value.utf8.contains { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x0A || $0 == 0x0D || $0 == 0x5C }
+        guard needsQuotes else {
+            line += value
+            return
+        }
+        line += "\""
+        for character in value.unicodeScalars {
+            switch character {
+            case "\\": line += "\\\\"
+            case "\"": line += "\\\""
+            case "\n": line += "\\n"
+            case "\r": line += "\\r"
+            default: line.unicodeScalars.append(character)
+            }
+        }
+        line += "\""
+    }
+
+    private static func appendJSON(_ value: String, to line: inout String) {
+        line += "\""
+        for character in value.unicodeScalars {
+            switch character {
+            case "\\": line += "\\\\"
+            case "\"": line += "\\\""
+            case "\n": line += "\\n"
+            case "\r": line += "\\r"
+            case "\t": line += "\\t"
+            default:
+                if character.value < 0x20 {
+                    let hex = String(character.value, radix: 16)
+                    line += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    line.unicodeScalars.append(character)
+                }
+            }
+        }
+        line += "\""
+    }
+}
+
+/// ISO 8601 UTC timestamps to the second, formatted once per second.
+final class TimestampCache: Sendable {
+    static let shared = TimestampCache()
+    private let cached = Mutex<(second: Int, text: String)>((Int.min, ""))
+
+    func text(for time: Date) -> String {
+        let second = Int(time.timeIntervalSince1970.rounded(.down))
+        if let text = cached.withLock({ $0.second == second ? $0.text : nil }) { return text }
+        var seconds = time_t(second)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let text = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+        cached.withLock { $0 = (second, text) }
+        return text
     }
 }

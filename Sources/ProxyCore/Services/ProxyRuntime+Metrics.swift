@@ -26,6 +26,7 @@ extension ProxyRuntime {
         metrics.cacheEvictions["memory"]?.increment(by: collected.delta("memory_evictions", Double(memoryCache.evictions)))
         metrics.cacheEvictions["disk"]?.increment(by: collected.delta("disk_evictions", Double(diskCache.evictions)))
         metrics.cacheWriteFailures.increment(by: collected.delta("write_failures", Double(diskCache.writeFailures)))
+        metrics.logLinesDropped.increment(by: collected.delta("log_dropped", Double(LogLineWriter.standardError.droppedLines)))
         let vips = Vips.trackedMemory
         metrics.vipsMemory.set(Double(vips.current))
         metrics.vipsMemoryHighWater.set(Double(vips.highWater))

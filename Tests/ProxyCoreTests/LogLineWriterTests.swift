@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+@testable import ProxyCore
+
+/// The buffered log writer: lines reach the descriptor in order, off the caller's thread; a full
+/// buffer drops (and counts) lines instead of blocking.
+@Suite(.timeLimit(.minutes(1))) struct LogLineWriterTests {
+    @Test func linesArriveInOrderAndAFullBufferDropsInsteadOfBlocking() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer { close(descriptors[0]) }
+        let writer = LogLineWriter(descriptor: descriptors[1], capacityBytes: 64 * 1024)
+        for index in 0..<100 { #expect(writer.write("line \(index)")) }
+        writer.flush()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = read(descriptors[0], &buffer, buffer.count)
+        let lines = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 100 && lines.first == "line 0" && lines.last == "line 99")
+
+        // Nobody reads the pipe any more: once the pipe (64 KiB) and the buffer fill up, writes return
+        // at once, dropped and counted.
+        let started = ContinuousClock.now
+        let long = String(repeating: "x", count: 1000)
+        var dropped = 0
+        for _ in 0..<1000 where !writer.write(long) { dropped += 1 }
+        #expect(ContinuousClock.now - started < .seconds(2), "writing never blocks")
+        #expect(dropped > 0 && writer.droppedLines == dropped)
+    }
+
+    @Test func timestampsAreFormattedOncePerSecondAndRight() {
+        let cache = TimestampCache()
+        #expect(cache.text(for: Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
+        #expect(cache.text(for: Date(timeIntervalSince1970: 1_795_000_000.9)) == "2026-11-18T11:06:40Z")
+        #expect(cache.text(for: Date(timeIntervalSince1970: 1_795_000_000.1)) == "2026-11-18T11:06:40Z")
+    }
+}
