@@ -20,10 +20,14 @@ import Testing
         #expect(frame(closing) == .candidate(RawRequestHead(path: "/img?a", close: true), length: closing.utf8.count))
     }
 
+    @Test func headRequestsForImagesAreCandidatesToo() {
+        let head = "HEAD /img?url=x HTTP/1.1\r\n\r\n"
+        #expect(frame(head) == .candidate(RawRequestHead(path: "/img?url=x", isHead: true), length: head.utf8.count))
+    }
+
     @Test func otherCompleteRequestsWithoutABodyGoToTheRouterWhole() {
         for head in [
             "GET /health HTTP/1.1\r\nHost: a\r\n\r\n",
-            "HEAD /img?url=x HTTP/1.1\r\n\r\n",
             "GET /img?url=x HTTP/1.1\r\nAccept: a\r\naccept: b\r\n\r\n",
             "GET /img?url=x HTTP/1.1\r\nX-ImageProxy-Hop: 1\r\n\r\n",
             "POST /prefetch HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
@@ -193,6 +197,33 @@ import Testing
                 #expect(cache.heldBytes <= 64 * 1024)
             }
             #expect(cache.heldBytes > 0)
+        }
+    }
+}
+
+/// Signed URLs and HEAD requests are memory hits for the front too; a wrong signature never is.
+@Suite(.timeLimit(.minutes(1))) struct SignedFastPathTests {
+    @Test func signedAndHeadHitsAreAnsweredInFrontAndForgeriesAreNot() async throws {
+        let photo = try TestImages.jpeg(width: 320, height: 240)
+        try await withFixturesAndRuntime(["/p.jpg": .image(photo)], configure: { $0.security.signingKeys = ["k1"] }) { runtime, base in
+            let port = runtime.listeningPort.value
+            let signer = try #require(URLSigner(keys: ["k1"]))
+            let path = signer.sign("/img?url=\(StatusPage.percentEncode(base + "/p.jpg"))&w=50")
+            let miss = try await httpRequest(port: port, path: path)
+            #expect(miss.status == 200 && miss.headers["x-cache"] == "miss")
+            let before = runtime.frontAnswers.value
+            let hit = try await httpRequest(port: port, path: path)
+            #expect(hit.status == 200 && hit.headers["x-cache"] == "memory" && hit.body == miss.body)
+            #expect(runtime.frontAnswers.value == before + 1, "the signed hit was answered in front")
+            let head = try await httpRequest(port: port, path: path, method: "HEAD")
+            #expect(head.status == 200 && head.body.isEmpty && head.headers["content-length"] == miss.headers["content-length"])
+            #expect(runtime.frontAnswers.value == before + 2, "HEAD too")
+            let forged = String(path.dropLast(3)) + "AAA"
+            let refused = try await httpRequest(port: port, path: forged)
+            #expect(refused.status == 403)
+            #expect(runtime.frontAnswers.value == before + 2, "a wrong signature goes to the router, which refuses it")
+            let unsigned = try await httpRequest(port: port, path: "/img?url=\(StatusPage.percentEncode(base + "/p.jpg"))&w=50")
+            #expect(unsigned.status == 403)
         }
     }
 }

@@ -38,10 +38,11 @@ struct MemoryHitResponder: Sendable {
     }
 
     func answer(_ head: RawRequestHead, client: String?, allocator: ByteBufferAllocator) -> Answer? {
-        guard images.guards.signer == nil else { return nil }
         let start = ContinuousClock.now
         let pipeline = images.pipeline
-        guard let hot = parsed.request(for: head.path, accept: head.accept, limits: images.limits, pipeline: pipeline)
+        guard
+            let hot = parsed.request(
+                for: head.path, accept: head.accept, limits: images.limits, signer: images.guards.signer, pipeline: pipeline)
         else { return nil }
         let timings = RequestTimings()
         let conditions = ImagePipeline.ClientConditions(
@@ -62,10 +63,11 @@ struct MemoryHitResponder: Sendable {
             return Self.serialize(status, headers, allocator: allocator)
         }
         let observed = ObservabilityMiddleware.ObservedRequest(
-            method: "GET", route: "img", sourceURL: hot.sourceURL,
+            method: head.isHead ? "HEAD" : "GET", route: "img", sourceURL: hot.sourceURL,
             requestID: ObservabilityMiddleware.requestID(from: head.requestID), timings: timings, client: client)
         let total = ContinuousClock.now - start
         let body = outcome.notModified ? nil : variant.body
+        let sentBody = head.isHead ? nil : body
         var bytes = allocator.buffer(capacity: prepared.readableBytes + 160 + (body?.readableBytes ?? 0))
         bytes.writeImmutableBuffer(prepared)
         bytes.writeStaticString("X-Request-Id: ")
@@ -75,10 +77,11 @@ struct MemoryHitResponder: Sendable {
             bytes.writeString(timing)
         }
         bytes.writeStaticString("\r\n\r\n")
-        if let body { bytes.writeImmutableBuffer(body) }
+        if let sentBody { bytes.writeImmutableBuffer(sentBody) }
         observability.record(
             observed, status: outcome.notModified ? 304 : 200, bytes: body.map { String($0.readableBytes) }, errorReason: nil,
             total: total, series: outcome.notModified ? notModifiedSeries : servedSeries)
+        images.guards.runtime.frontAnswers.add(1)
         return Answer(bytes: bytes, close: head.close)
     }
 
@@ -122,11 +125,19 @@ final class ParsedRequestCache: Sendable {
     var heldBytes: Int { requests.withLock { $0.bytes } }
 
     /// The request of `path` for a client sending `accept`, parsed once; nil when the query is invalid
-    /// (the router will say why).
-    func request(for path: String, accept: String?, limits: ImageRequest.Limits, pipeline: ImagePipeline) -> HotRequest? {
+    /// or, with `signer`, the signature is missing or wrong (the router will say why). Only verified
+    /// paths are kept, so a path found here carries a signature checked (in constant time) before.
+    func request(
+        for path: String, accept: String?, limits: ImageRequest.Limits, signer: URLSigner? = nil, pipeline: ImagePipeline
+    ) -> HotRequest? {
         let cacheKey = accept.map { path + "\n" + $0 } ?? path
         if let known = requests.withLock({ $0.entries[cacheKey] }) { return known }
-        let query = URI(path).queryParameters.map { (name: String($0.key), value: String($0.value)) }
+        if let signer {
+            do { try signer.verify(path) } catch { return nil }
+        }
+        let query = URI(path).queryParameters.compactMap { name, value -> (name: String, value: String)? in
+            signer != nil && name == "sig" ? nil : (name: String(name), value: String(value))
+        }
         guard let request = try? ImageRequest(query: query, limits: limits) else { return nil }
         let hot = HotRequest(
             key: pipeline.variantKey(for: request, accept: accept), sourceURL: request.source.absoluteString,

@@ -14,6 +14,8 @@ struct RawRequestHead: Equatable, Sendable {
     var requestID: String?
     /// `Connection: close`: close after the answer.
     var close = false
+    /// A `HEAD` request: answered with the headers of the `GET` and no body.
+    var isHead = false
 
     /// `OriginFetcher.hopHeader`, lower-cased (a test keeps them equal): written out here so that this
     /// parser compiles on its own, into its fuzz target (`fuzz/raw_request_head`).
@@ -44,8 +46,9 @@ struct RawRequestHead: Equatable, Sendable {
         let http11 = version.elementsEqual("HTTP/1.1".utf8)
         guard http11, Self.framedMethods.contains(where: { method.elementsEqual($0) }) else { return .unframed }
         let imagePrefix = "/img?".utf8
-        var eligible = http11 && method.elementsEqual("GET".utf8) && target.starts(with: imagePrefix)
-        var head = RawRequestHead(path: "")
+        let isHead = method.elementsEqual("HEAD".utf8)
+        var eligible = (isHead || method.elementsEqual("GET".utf8)) && target.starts(with: imagePrefix)
+        var head = RawRequestHead(path: "", isHead: isHead)
         var seen = 0
         while true {
             guard let line = reader.nextLine() else { return reader.verdict }

@@ -21,6 +21,8 @@ public final class ProxyRuntime: Service, Sendable {
     public let readiness: Readiness
     /// The port the HTTP server actually listens on (known once it runs; `bind` may say 0).
     public let listeningPort = AtomicCounter()
+    /// Requests answered by the memory-hit front (in front of the HTTP decoder), for tests and diagnosis.
+    public let frontAnswers = AtomicCounter()
     public let metrics: ProxyMetrics
     public let requestLog: RequestLog
     /// When the runtime started (seconds since 1970), for the status page.

@@ -20,6 +20,22 @@ func withFixtures<Value: Sendable>(
     }
 }
 
+/// Like ``withFixtures(_:configure:_:)``, with the proxy's runtime (its port, counters and metrics).
+func withFixturesAndRuntime<Value: Sendable>(
+    _ files: [String: FixtureOrigin.File], configure: (inout ProxyConfiguration) -> Void = { _ in },
+    _ body: @Sendable (_ runtime: ProxyRuntime, _ base: String) async throws -> Value
+) async throws -> Value {
+    var configuration = testConfiguration()
+    configuration.fetch.maxSourceBytes = 8 * 1024 * 1024
+    configure(&configuration)
+    defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+    let origin = FixtureOrigin(files)
+    let final = configuration
+    return try await origin.run { base in
+        try await withProxy(final) { _, runtime in try await body(runtime, base) }
+    }
+}
+
 extension FixtureOrigin.File {
     static func jpeg(_ bytes: [UInt8], headers: [(String, String)] = []) -> Self {
         .init(bytes: bytes, contentType: "image/jpeg", headers: headers)
