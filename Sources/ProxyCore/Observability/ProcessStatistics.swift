@@ -7,6 +7,17 @@ public struct ProcessStatistics: Sendable, Equatable {
     public var openFileDescriptors: Double
     public var startTimeSeconds: Double
 
+    /// The memory limit of the process's cgroup (v2 `memory.max`, else v1 `memory.limit_in_bytes`);
+    /// nil when there is none.
+    public static func memoryLimitBytes() -> Double? {
+        for path in ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"] {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            guard let value = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }  // "max"
+            return value >= 1e18 ? nil : value  // v1 writes a huge number for "no limit"
+        }
+        return nil
+    }
+
     /// Reads the current process; nil where `/proc` is not available.
     public static func current() -> ProcessStatistics? {
         guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),

@@ -51,6 +51,8 @@ public final class ProxyMetrics: Sendable {
     let vipsMemory: Gauge
     let vipsMemoryHighWater: Gauge
     let residentMemory: Gauge
+    let cacheCapacity: [String: Gauge]
+    let memoryLimit: Gauge
     let cpuSeconds: Counter
     let openFileDescriptors: Gauge
     let startTime: Gauge
@@ -113,6 +115,12 @@ public final class ProxyMetrics: Sendable {
         vipsMemoryHighWater = registry.makeGauge(
             descriptor: name("imageproxy_vips_memory_highwater", "bytes", "Most memory libvips has tracked at once since start."))
         residentMemory = registry.makeGauge(descriptor: name("process_resident_memory", "bytes", "Resident memory size in bytes."))
+        cacheCapacity = Dictionary(uniqueKeysWithValues: tiers.map { tier in
+            (tier, registry.makeGauge(
+                descriptor: name("imageproxy_cache_capacity", "bytes", "Byte budget of a cache tier."), labels: [("tier", tier)]))
+        })
+        memoryLimit = registry.makeGauge(
+            descriptor: name("imageproxy_memory_limit", "bytes", "The process's memory limit from its cgroup (0 when unlimited)."))
         cpuSeconds = registry.makeCounter(descriptor: name("process_cpu_seconds", "total", "Total user and system CPU time spent in seconds."))
         openFileDescriptors = registry.makeGauge(descriptor: name("process_open", "fds", "Number of open file descriptors."))
         startTime = registry.makeGauge(
