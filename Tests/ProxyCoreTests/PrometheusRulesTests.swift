@@ -3,8 +3,9 @@ import Testing
 
 @testable import ProxyCore
 
-/// The alert and recording rules in `deploy/prometheus/` name only metrics the binary exports: the real
-/// `/metrics` is scraped after traffic that creates every labelled family, and compared by name.
+/// The alert and recording rules in `deploy/prometheus/` and the Grafana dashboard in `deploy/grafana/`
+/// name only metrics the binary exports: the real `/metrics` is scraped after traffic that creates every
+/// labelled family, and compared by name.
 @Suite(.timeLimit(.minutes(1))) struct PrometheusRulesTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -17,11 +18,11 @@ import Testing
         return Set(pattern.matches(in: text, range: range).compactMap { Range($0.range, in: text).map { String(text[$0]) } })
     }
 
-    @Test func everyMetricInTheRulesIsExported() async throws {
-        let rules = try String(
-            contentsOf: Self.packageRoot.appendingPathComponent("deploy/prometheus/imageproxy-rules.yml"), encoding: .utf8)
-        let named = Self.metricNames(in: rules)
-        #expect(named.count >= 10, "\(named)")
+    @Test(arguments: ["deploy/prometheus/imageproxy-rules.yml", "deploy/grafana/imageproxy.json"])
+    func everyMetricInTheRulesAndTheDashboardIsExported(file: String) async throws {
+        let text = try String(contentsOf: Self.packageRoot.appendingPathComponent(file), encoding: .utf8)
+        let named = Self.metricNames(in: text)
+        #expect(named.count >= 10, "\(file): \(named)")
         let photo = try TestImages.jpeg(width: 320, height: 240)
         try await withFixturesAndRuntime(["/p.jpg": .image(photo)]) { runtime, base in
             let port = runtime.listeningPort.value
@@ -33,8 +34,30 @@ import Testing
             let histograms = Set(exposition.typed.filter { $0.value == "histogram" }.keys)
             for name in named {
                 let family = name.hasSuffix("_bucket") ? String(name.dropLast(7)) : name
-                #expect(exported.contains(family) || histograms.contains(family), "\(name) is not exported by the binary")
+                #expect(exported.contains(family) || histograms.contains(family), "\(file): \(name) is not exported by the binary")
             }
+        }
+    }
+}
+
+/// The dashboard imports: JSON with a datasource variable, every panel bound to it, every target a query.
+@Suite struct GrafanaDashboardTests {
+    @Test func theDashboardIsImportableWithADatasourceVariable() throws {
+        let url = PrometheusRulesTests.packageRoot.appendingPathComponent("deploy/grafana/imageproxy.json")
+        let dashboard = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let variables = ((dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]]) ?? []
+        #expect(variables.contains { $0["name"] as? String == "datasource" && $0["type"] as? String == "datasource" })
+        let panels = try #require(dashboard["panels"] as? [[String: Any]])
+        #expect(panels.count >= 10)
+        for panel in panels {
+            let source = (panel["datasource"] as? [String: Any])?["uid"] as? String
+            #expect(source == "${datasource}", "\(panel["title"] ?? "?") uses the datasource variable")
+            let targets = (panel["targets"] as? [[String: Any]]) ?? []
+            #expect(!targets.isEmpty && targets.allSatisfy { !(($0["expr"] as? String) ?? "").isEmpty })
+        }
+        let titles = panels.compactMap { $0["title"] as? String }.joined(separator: " | ")
+        for topic in ["Requests per second", "Latency", "hit ratio", "Queue", "Origin", "Transform", "RSS"] {
+            #expect(titles.contains(topic), "a panel on \(topic)")
         }
     }
 }
