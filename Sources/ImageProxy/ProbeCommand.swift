@@ -1,6 +1,5 @@
 import ArgumentParser
-import Logging
-import ProxyCore
+import Foundation
 
 /// `ImageProxy probe URL`: exits 0 when URL answers 2xx within 3 s (a container HEALTHCHECK without curl).
 struct ProbeCommand: AsyncParsableCommand {
@@ -11,24 +10,21 @@ struct ProbeCommand: AsyncParsableCommand {
     var url: String = "http://127.0.0.1:8080/health"
 
     func run() async throws {
-        var settings = ProxyConfiguration()
-        settings.allow.loopbackSources = true
-        settings.allow.privateSources = true
-        settings.fetch.timeoutMilliseconds = 3000
-        settings.fetch.concurrency = 1
-        let fetcher = OriginFetcher(
-            settings: .init(settings), logger: Logger(label: "probe", factory: { _ in SwiftLogNoOpLogHandler() }))
-        fetcher.start()
-        let failure: (any Error)?
-        do {
-            _ = try await fetcher.fetch(try SourceURL(parsing: url))
-            failure = nil
-        } catch {
-            failure = error
+        guard let parsed = URL(string: url), let scheme = parsed.scheme, let host = parsed.host else {
+            print("probe failed: not an http URL: \(url)")
+            throw ExitCode.failure
         }
-        try? await fetcher.shutdown()
-        if let failure {
-            print("probe failed: \(failure)")
+        let base = "\(scheme)://\(host)" + (parsed.port.map { ":\($0)" } ?? "")
+        let client = AdminClient(server: base, token: nil)
+        let path = String(url.dropFirst(base.count)).isEmpty ? "/" : String(url.dropFirst(base.count))
+        do {
+            let answer = try await client.send("GET", path, timeout: 3)
+            guard (200..<300).contains(answer.status) else {
+                print("probe failed: \(url) answered \(answer.status)")
+                throw ExitCode.failure
+            }
+        } catch let failure as AdminClient.Failure {
+            print("probe failed: \(failure.description)")
             throw ExitCode.failure
         }
         print("ok")

@@ -59,6 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
         let group = ServiceGroup(services: [signals, application], logger: logger)
         signals.attach(to: group)
         logger.info("starting", metadata: ["bind": "\(settings.bind)"])
+        defer { LogLineWriter.standardError.flush() }  // the last lines reach stderr before the process ends
         try await group.run()
         logger.info("stopped")
     }

@@ -182,6 +182,20 @@ public final class DiskCache: Sendable {
         return keys.count
     }
 
+    /// Removes every entry (index rows first, then their files); returns how many went.
+    public func purgeAll() async -> Int {
+        let index = self.index
+        let keys: [String] = (try? await onIO {
+            try index.pool.write { db in
+                let keys = try String.fetchAll(db, sql: "SELECT key FROM entries")
+                try db.execute(sql: "DELETE FROM entries")
+                return keys
+            }
+        }) ?? []
+        for key in keys { try? FileManager.default.removeItem(atPath: path(for: key)) }
+        return keys.count
+    }
+
     /// Bytes and entries indexed now.
     public func usage() async -> (bytes: Int, entries: Int) {
         let index = self.index

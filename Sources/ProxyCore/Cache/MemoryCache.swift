@@ -105,6 +105,20 @@ public final class MemoryCache: Sendable {
         }
     }
 
+    /// Removes every variant; returns how many went.
+    @discardableResult
+    public func purgeAll() -> Int {
+        state.withLock { state in
+            let count = state.nodes.count
+            for node in state.nodes.values { node.previous = nil; node.next = nil }
+            state.nodes.removeAll()
+            state.head = nil
+            state.tail = nil
+            state.bytes = 0
+            return count
+        }
+    }
+
     /// Bytes and entries held now.
     public var usage: (bytes: Int, entries: Int) {
         state.withLock { ($0.bytes, $0.nodes.count) }

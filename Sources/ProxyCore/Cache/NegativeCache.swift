@@ -52,6 +52,11 @@ public final class NegativeCache: Sendable {
         }
     }
 
+    /// Forgets every remembered failure (purge of everything).
+    public func forgetAll() {
+        entries.withLock { $0.removeAll() }
+    }
+
     /// Forgets a source (purge).
     public func forget(_ sourceKey: String) {
         _ = entries.withLock { $0.removeValue(forKey: sourceKey) }

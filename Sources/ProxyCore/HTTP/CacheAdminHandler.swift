@@ -2,7 +2,8 @@ import Crypto
 import Foundation
 import Hummingbird
 
-/// `DELETE /cache?url=` (purge a source and all its variants from both tiers) and `GET /cache/stats`.
+/// `DELETE /cache?url=` (purge a source and all its variants from both tiers), `DELETE /cache?all=1`
+/// (everything) and `GET /cache/stats`.
 /// Both need `Authorization: Bearer <cache.adminToken>`; with no token configured they answer 404.
 struct CacheAdminHandler: Sendable {
     let runtime: ProxyRuntime
@@ -10,8 +11,12 @@ struct CacheAdminHandler: Sendable {
     func purge(_ request: Request, context: some RequestContext) async throws -> Response {
         if let refusal = authorize(request) { return refusal }
         let query = request.uri.queryParameters
+        if query["all"] == "1" {
+            guard query["url"] == nil else { throw RequestError(parameter: "all", problem: "cannot be given with url") }
+            return try json(["purged": await runtime.purgeAll()])
+        }
         guard let url = query["url"].map(String.init) else {
-            throw RequestError(parameter: "url", problem: "is required")
+            throw RequestError(parameter: "url", problem: "is required (or all=1)")
         }
         let source = try SourceURL(parsing: url)
         let removed = await runtime.purge(source: source)

@@ -107,6 +107,14 @@ public final class ProxyRuntime: Service, Sendable {
         return fromMemory + fromDisk
     }
 
+    /// Removes everything from every tier; returns how many entries went.
+    public func purgeAll() async -> Int {
+        negativeCache.forgetAll()
+        let fromMemory = memoryCache.purgeAll()
+        await diskCache.waitForPendingWrites()
+        return fromMemory + (await diskCache.purgeAll())
+    }
+
     /// Entries, bytes and hit ratios per tier.
     public func cacheStatistics() async -> [String: TierStatistics] {
         let memoryUsage = memoryCache.usage
