@@ -99,20 +99,16 @@ public struct StructuredLogHandler: LogHandler {
             line += value
             return
         }
-        line += "\""
-        for character in value.unicodeScalars {
-            switch character {
-            case "\\": line += "\\\\"
-            case "\"": line += "\\\""
-            case "\n": line += "\\n"
-            case "\r": line += "\\r"
-            default: line.unicodeScalars.append(character)
-            }
-        }
-        line += "\""
+        appendQuoted(value, to: &line, escapingControls: false)
     }
 
     private static func appendJSON(_ value: String, to line: inout String) {
+        appendQuoted(value, to: &line, escapingControls: true)
+    }
+
+    /// `value` in double quotes, with backslash, quote, CR and LF escaped (and, for JSON, every other
+    /// control character as `\uXXXX`).
+    private static func appendQuoted(_ value: String, to line: inout String, escapingControls: Bool) {
         line += "\""
         for character in value.unicodeScalars {
             switch character {
@@ -120,9 +116,9 @@ public struct StructuredLogHandler: LogHandler {
             case "\"": line += "\\\""
             case "\n": line += "\\n"
             case "\r": line += "\\r"
-            case "\t": line += "\\t"
+            case "\t" where escapingControls: line += "\\t"
             default:
-                if character.value < 0x20 {
+                if escapingControls && character.value < 0x20 {
                     let hex = String(character.value, radix: 16)
                     line += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {

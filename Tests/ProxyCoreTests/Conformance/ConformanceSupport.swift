@@ -9,21 +9,20 @@ func withFixtures<Value: Sendable>(
     _ files: [String: FixtureOrigin.File], configure: (inout ProxyConfiguration) -> Void = { _ in },
     _ body: @Sendable (_ proxy: any TestClientProtocol, _ base: String, _ origin: FixtureOrigin) async throws -> Value
 ) async throws -> Value {
-    var configuration = testConfiguration()
-    configuration.fetch.maxSourceBytes = 8 * 1024 * 1024
-    configure(&configuration)
-    defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
-    let origin = FixtureOrigin(files)
-    let final = configuration
-    return try await origin.run { base in
-        try await withProxy(final) { proxy, _ in try await body(proxy, base, origin) }
-    }
+    try await withFixtureProxy(files, configure: configure) { proxy, _, base, origin in try await body(proxy, base, origin) }
 }
 
 /// Like ``withFixtures(_:configure:_:)``, with the proxy's runtime (its port, counters and metrics).
 func withFixturesAndRuntime<Value: Sendable>(
     _ files: [String: FixtureOrigin.File], configure: (inout ProxyConfiguration) -> Void = { _ in },
     _ body: @Sendable (_ runtime: ProxyRuntime, _ base: String) async throws -> Value
+) async throws -> Value {
+    try await withFixtureProxy(files, configure: configure) { _, runtime, base, _ in try await body(runtime, base) }
+}
+
+private func withFixtureProxy<Value: Sendable>(
+    _ files: [String: FixtureOrigin.File], configure: (inout ProxyConfiguration) -> Void,
+    _ body: @Sendable (any TestClientProtocol, ProxyRuntime, String, FixtureOrigin) async throws -> Value
 ) async throws -> Value {
     var configuration = testConfiguration()
     configuration.fetch.maxSourceBytes = 8 * 1024 * 1024
@@ -32,7 +31,7 @@ func withFixturesAndRuntime<Value: Sendable>(
     let origin = FixtureOrigin(files)
     let final = configuration
     return try await origin.run { base in
-        try await withProxy(final) { _, runtime in try await body(runtime, base) }
+        try await withProxy(final) { proxy, runtime in try await body(proxy, runtime, base, origin) }
     }
 }
 
