@@ -107,7 +107,7 @@ public struct StructuredLogHandler: LogHandler {
     }
 
     /// `value` in double quotes, with backslash, quote, CR and LF escaped (and, for JSON, every other
-    /// control character as `\uXXXX`).
+    /// control character as a `\u` escape of four hex digits).
     private static func appendQuoted(_ value: String, to line: inout String, escapingControls: Bool) {
         line += "\""
         for character in value.unicodeScalars {
