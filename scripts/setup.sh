@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system libraries ImageProxy builds against (Debian 12 / Ubuntu), when missing.
 # Swift 6.3 itself must already be on PATH (https://swift.org/install).
+# Usage: scripts/setup.sh [--tests]   --tests adds what the test suite drives besides the service:
+# headless Chromium (the status page's charts are checked in a real browser).
 set -euo pipefail
 packages=(libvips-dev libwebp-dev libgif-dev libcurl4-openssl-dev libsqlite3-dev pkg-config ca-certificates)
+if [ "${1:-}" = "--tests" ]; then packages+=(chromium); fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ProxyCore
 
 /// `ImageProxy cache stats` and `ImageProxy cache purge --url SOURCE | --all`, against a running instance's
 /// admin API (`IMAGEPROXY_CACHE_ADMIN_TOKEN`).
@@ -76,17 +77,4 @@ struct CacheCommand: AsyncParsableCommand {
 struct ValidationFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Byte counts in KiB, MiB, GiB.
-enum ByteCount {
-    static func text(_ bytes: Double) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = bytes, unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(Int(value)) B" : String(format: "%.1f ", value) + units[unit]
-    }
 }

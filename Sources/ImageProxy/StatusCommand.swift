@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ProxyCore
 
 /// `ImageProxy status`: a text summary of a running instance (what the status page shows): health,
 /// readiness, uptime, requests, memory, queues and, with the admin token, the caches.

@@ -84,6 +84,7 @@ extension ProxyConfiguration {
             configuration.observability.metricsBind = text
             return true
         }.reading { $0.observability.metricsBind },
+        .integer("status.sampleSeconds", 1...600, \.observability.statusSampleSeconds),
         .integer("shutdown.drainDelayMs", 0...600_000, \.shutdown.drainDelayMilliseconds),
         .integer("shutdown.gracePeriodMs", 0...3_600_000, \.shutdown.gracePeriodMilliseconds),
     ]

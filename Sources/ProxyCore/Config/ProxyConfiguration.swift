@@ -214,6 +214,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// A separate `host:port` for `GET /metrics`; empty serves it on the main address.
         /// Key `metrics.bind`, default empty.
         public var metricsBind = ""
+        /// Seconds per sample of the status page's charts (an hour of samples is kept).
+        /// Key `status.sampleSeconds`, default 10.
+        public var statusSampleSeconds = 10
         public init() {}
     }
 }

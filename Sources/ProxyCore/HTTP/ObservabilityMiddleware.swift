@@ -10,6 +10,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
     typealias Context = ProxyRequestContext
     let metrics: ProxyMetrics
     let requestLog: RequestLog
+    let statusHistory: StatusHistory
     let accessLogger: Logger
     let timingAllowOrigin: String
     let logSourceURLs: Bool
@@ -85,6 +86,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
         let now = Date().timeIntervalSince1970
         let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
         requestLog.record(.init(time: now, route: route, status: status, duration: seconds))
+        statusHistory.record(status: status, seconds: seconds, cacheTier: route == "img" ? request.timings.cacheTier : "none")
         if let errorReason {
             metrics.recordRejection(reason: errorReason)
             requestLog.recordError(.init(time: now, route: route, status: status, reason: errorReason, requestID: request.requestID))
@@ -113,8 +115,11 @@ struct ObservabilityMiddleware: RouterMiddleware {
         accessLogger.info("request", metadata: metadata)
     }
 
-    /// The status page's own styles, its images (the variant and the source being tried) and its form.
-    static let statusPagePolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' http: https:; form-action 'self'"
+    /// The status page's own styles, its one script (by hash) fetching its live part, its images (the variant
+    /// and the source being tried) and its form.
+    static let statusPagePolicy =
+        "default-src 'none'; style-src 'unsafe-inline'; script-src \(StatusPage.liveScriptSource); connect-src 'self'; "
+        + "img-src 'self' http: https:; form-action 'self'"
 
     /// The route label: a bounded set.
     static func route(of path: String) -> String {
@@ -125,7 +130,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
         case "/health": "health"
         case "/ready": "ready"
         case "/metrics": "metrics"
-        case "/", "/status": "status"
+        case "/", "/status", "/status/live": "status"
         case "/cache", "/cache/stats": "cache_admin"
         default: "other"
         }

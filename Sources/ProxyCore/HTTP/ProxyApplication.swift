@@ -32,6 +32,7 @@ public enum ProxyApplication {
         router.get("/cache/stats", use: admin.stats)
         router.get("/", use: status.handle)
         router.get("/status", use: status.handle)
+        router.get("/status/live", use: status.live)
         if configuration.observability.metricsBind.isEmpty {
             router.get("/metrics", use: MetricsHandler(runtime: runtime).handle)
         }
@@ -42,14 +43,15 @@ public enum ProxyApplication {
         router.answerOtherMethods(
             of: [
                 ("/img", [.get, .head]), ("/info", [.get]), ("/prefetch", [.post]), ("/health", [.get]), ("/ready", [.get]),
-                ("/cache", [.delete]), ("/cache/stats", [.get]), ("/", [.get]), ("/status", [.get]),
+                ("/cache", [.delete]), ("/cache/stats", [.get]), ("/", [.get]), ("/status", [.get]), ("/status/live", [.get]),
             ] + (configuration.observability.metricsBind.isEmpty ? [("/metrics", [.get])] : []))
         return router
     }
 
     static func observability(_ runtime: ProxyRuntime) -> ObservabilityMiddleware {
         ObservabilityMiddleware(
-            metrics: runtime.metrics, requestLog: runtime.requestLog, accessLogger: runtime.accessLogger,
+            metrics: runtime.metrics, requestLog: runtime.requestLog, statusHistory: runtime.statusHistory,
+            accessLogger: runtime.accessLogger,
             timingAllowOrigin: runtime.configuration.http.timingAllowOrigin,
             logSourceURLs: runtime.configuration.observability.logSourceURLs)
     }
@@ -72,6 +74,7 @@ public enum ProxyApplication {
             runtime,
             CacheJanitorService(
                 disk: runtime.diskCache, intervalSeconds: runtime.configuration.cache.janitorInterval, logger: logger),
+            StatusSamplerService(runtime: runtime),
         ]
         if let metricsBind = ListenAddress(parsing: runtime.configuration.observability.metricsBind) {
             services.append(makeMetricsServer(runtime: runtime, bind: metricsBind, logger: logger))

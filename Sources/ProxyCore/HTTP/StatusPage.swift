@@ -1,17 +1,32 @@
+import Crypto
 import Foundation
 import Hummingbird
 
 /// `GET /` and `GET /status`: a small self-contained HTML page for the people on call: uptime, version,
-/// effective configuration (secrets masked), cache figures per tier, queues, request rate and latency
-/// percentiles over the last five minutes, the last errors, and a "try it" form. No external assets;
-/// it refreshes itself every 10 s (not while showing a "try it" result). With signed URLs on, the "try it"
-/// link is signed only for a request carrying the admin token (a public page must not sign arbitrary
-/// sources); otherwise the page says so.
+/// request rate and latency percentiles over the last five minutes, charts of the last hour (inline SVG,
+/// see ``StatusCharts``), cache figures per tier, queues, the last errors, a "try it" form and the
+/// effective configuration (secrets masked). No external assets. Its live part is fetched again from
+/// `GET /status/live` every `status.sampleSeconds` by one inline script (allowed by its hash in the
+/// page's CSP); without scripts the page reloads itself instead. With signed URLs on, the "try it" link
+/// is signed only for a request carrying the admin token (a public page must not sign arbitrary sources);
+/// otherwise the page says so.
 struct StatusPage: Sendable {
     let runtime: ProxyRuntime
 
     /// The build version shown on the page.
     static let version = "0.1.0"
+
+    /// The page's only script: replaces the live part every `data-refresh` milliseconds and marks the body
+    /// with the time of the last update (`data-updated`).
+    static let liveScript = """
+        (function(){var b=document.body,l=document.getElementById('live');setInterval(function(){\
+        fetch('/status/live',{cache:'no-store'}).then(function(r){return r.ok?r.text():Promise.reject(r.status)})\
+        .then(function(h){l.innerHTML=h;b.dataset.updated=String(Date.now())}).catch(function(){})},\
+        Number(b.dataset.refresh)||10000)})();
+        """
+
+    /// The CSP source that allows ``liveScript`` and nothing else: `'sha256-<base64>'`.
+    static let liveScriptSource = "'sha256-" + Data(SHA256.hash(data: Data(liveScript.utf8))).base64EncodedString() + "'"
 
     func handle(_ request: Request, context: some RequestContext) async throws -> Response {
         let tryURL = request.uri.queryParameters["url"].map(String.init)
@@ -19,47 +34,36 @@ struct StatusPage: Sendable {
         let html = await render(
             tryURL: tryURL, tryWidth: tryWidth,
             mayUseSigningKey: AdminAuthorization.allows(request, token: runtime.configuration.cache.adminToken))
-        return Response(
+        return Self.htmlResponse(html)
+    }
+
+    /// `GET /status/live`: the page's live part alone, for its script.
+    func live(_ request: Request, context: some RequestContext) async throws -> Response {
+        Self.htmlResponse(await liveSection())
+    }
+
+    static func htmlResponse(_ html: String) -> Response {
+        Response(
             status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
     func render(tryURL: String?, tryWidth: String, mayUseSigningKey: Bool = false) async -> String {
-        await runtime.collectMetrics()
         let now = Date().timeIntervalSince1970
-        let summary = runtime.requestLog.summary(window: 300, now: now)
-        let tiers = await runtime.cacheStatistics()
-        let queues = ProxyMetrics.Stage.allCases.map { stage in
-            let counts = runtime.metrics.stageCounts(stage)
-            return (stage.rawValue, counts.waiting, counts.running)
-        }
+        let refreshSeconds = runtime.configuration.observability.statusSampleSeconds
         var page = """
             <!doctype html><html lang="en"><head><meta charset="utf-8"><title>ImageProxy status</title>
-            \(tryURL == nil ? "<meta http-equiv=\"refresh\" content=\"10\">" : "")
+            \(tryURL == nil ? "<noscript><meta http-equiv=\"refresh\" content=\"\(max(5, refreshSeconds))\"></noscript>" : "")
             <style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:.5em 0 1.5em}
             td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}th{background:#f3f3f3}h1{font-size:20px}
-            h2{font-size:16px;margin-top:1.5em}.ok{color:#070}.bad{color:#b00}img{max-width:45%;border:1px solid #ccc;margin-right:1em}</style>
-            </head><body><h1>ImageProxy status</h1>
+            h2{font-size:16px;margin-top:1.5em}.ok{color:#070}.bad{color:#b00}img{max-width:45%;border:1px solid #ccc;margin-right:1em}
+            .charts{display:flex;flex-wrap:wrap;gap:0 1.5em}figure{margin:.3em 0}figcaption{font-size:12px;margin-bottom:2px}
+            svg text{fill:#555;font-family:system-ui,sans-serif}</style>
+            </head><body data-refresh="\(refreshSeconds * 1000)"><h1>ImageProxy status</h1>
             <p>version \(Self.version) · up \(Self.duration(now - runtime.startedAt)) · \(runtime.readiness.isReady ? "<span class=ok>ready</span>" : "<span class=bad>not ready</span>")</p>
-            <h2>Requests, last 5 minutes</h2>
-            <table><tr><th>requests</th><th>per second</th><th>p50</th><th>p95</th><th>p99</th><th>errors</th></tr>
-            <tr><td id="requests">\(summary.requests)</td><td>\(Self.number(summary.perSecond))</td><td>\(Self.milliseconds(summary.p50))</td>
-            <td>\(Self.milliseconds(summary.p95))</td><td>\(Self.milliseconds(summary.p99))</td><td>\(summary.errors)</td></tr></table>
-            <h2>Caches</h2><table><tr><th>tier</th><th>entries</th><th>bytes</th><th>capacity</th><th>hit ratio</th></tr>
+            <div id="live">\(await liveSection())</div>
             """
-        for name in ["memory", "disk"] {
-            guard let tier = tiers[name] else { continue }
-            page += "<tr><td>\(name)</td><td id=\"\(name)-entries\">\(tier.entries)</td><td>\(tier.bytes)</td><td>\(tier.capacityBytes)</td><td>\(Self.number(tier.hitRatio * 100))%</td></tr>"
-        }
-        page += "</table><h2>Queues</h2><table><tr><th>stage</th><th>waiting</th><th>running</th></tr>"
-        for (stage, waiting, running) in queues {
-            page += "<tr><td>\(stage)</td><td>\(waiting)</td><td>\(running)</td></tr>"
-        }
-        page += "</table><h2>Last errors</h2><table><tr><th>time (UTC)</th><th>route</th><th>status</th><th>reason</th><th>request id</th></tr>"
-        for error in runtime.requestLog.lastErrors {
-            page += "<tr><td>\(Self.timestamp(error.time))</td><td>\(error.route)</td><td>\(error.status)</td><td>\(Self.escape(error.reason))</td><td>\(Self.escape(error.requestID))</td></tr>"
-        }
-        page += "</table><h2>Try it</h2><form method=get action=\"/status\">source URL <input name=url size=60 value=\"\(Self.escape(tryURL ?? ""))\"> width <input name=w size=5 value=\"\(Self.escape(tryWidth))\"> <button>show</button></form>"
+        page += "<h2>Try it</h2><form method=get action=\"/status\">source URL <input name=url size=60 value=\"\(Self.escape(tryURL ?? ""))\"> width <input name=w size=5 value=\"\(Self.escape(tryWidth))\"> <button>show</button></form>"
         if let tryURL {
             var path = "/img?url=\(Self.percentEncode(tryURL))&w=\(Self.percentEncode(tryWidth))"
             let signer = URLSigner(keys: runtime.configuration.security.signingKeys)
@@ -74,8 +78,39 @@ struct StatusPage: Sendable {
         for (key, value) in effectiveConfiguration() {
             page += "<tr><td>\(key)</td><td>\(Self.escape(value))</td></tr>"
         }
-        page += "</table></body></html>\n"
+        page += "</table><script>\(Self.liveScript)</script></body></html>\n"
         return page
+    }
+
+    /// The part of the page that changes: request figures, charts, caches, queues, last errors.
+    func liveSection() async -> String {
+        await runtime.collectMetrics()
+        let now = Date().timeIntervalSince1970
+        let summary = runtime.requestLog.summary(window: 300, now: now)
+        let tiers = await runtime.cacheStatistics()
+        var section = """
+            <h2>Requests, last 5 minutes</h2>
+            <table><tr><th>requests</th><th>per second</th><th>p50</th><th>p95</th><th>p99</th><th>errors</th></tr>
+            <tr><td id="requests">\(summary.requests)</td><td>\(Self.number(summary.perSecond))</td><td>\(Self.milliseconds(summary.p50))</td>
+            <td>\(Self.milliseconds(summary.p95))</td><td>\(Self.milliseconds(summary.p99))</td><td>\(summary.errors)</td></tr></table>
+            <h2>Last hour</h2><div class=charts>\(StatusCharts(samples: runtime.statusHistory.samples).html())</div>
+            <h2>Caches</h2><table><tr><th>tier</th><th>entries</th><th>size</th><th>capacity</th><th>hit ratio</th></tr>
+            """
+        for name in ["memory", "disk"] {
+            guard let tier = tiers[name] else { continue }
+            section += "<tr><td>\(name)</td><td id=\"\(name)-entries\">\(tier.entries)</td><td>\(ByteCount.text(Double(tier.bytes)))</td>"
+                + "<td>\(ByteCount.text(Double(tier.capacityBytes)))</td><td>\(Self.number(tier.hitRatio * 100))%</td></tr>"
+        }
+        section += "</table><h2>Queues</h2><table><tr><th>stage</th><th>waiting</th><th>running</th></tr>"
+        for stage in ProxyMetrics.Stage.allCases {
+            let counts = runtime.metrics.stageCounts(stage)
+            section += "<tr><td>\(stage.rawValue)</td><td>\(counts.waiting)</td><td>\(counts.running)</td></tr>"
+        }
+        section += "</table><h2>Last errors</h2><table><tr><th>time (UTC)</th><th>route</th><th>status</th><th>reason</th><th>request id</th></tr>"
+        for error in runtime.requestLog.lastErrors {
+            section += "<tr><td>\(Self.timestamp(error.time))</td><td>\(error.route)</td><td>\(error.status)</td><td>\(Self.escape(error.reason))</td><td>\(Self.escape(error.requestID))</td></tr>"
+        }
+        return section + "</table>"
     }
 
     /// Every setting by its configuration key (as in `config/imageproxy.yaml`), credentials masked.

@@ -25,6 +25,8 @@ public final class ProxyRuntime: Service, Sendable {
     public let frontAnswers = AtomicCounter()
     public let metrics: ProxyMetrics
     public let requestLog: RequestLog
+    /// The last hour of the status page's charts.
+    public let statusHistory: StatusHistory
     /// When the runtime started (seconds since 1970), for the status page.
     public let startedAt: Double
     let logger: Logger
@@ -47,6 +49,8 @@ public final class ProxyRuntime: Service, Sendable {
         self.accessLogger = accessLogger ?? logger
         self.requestLog = RequestLog()
         self.startedAt = Date().timeIntervalSince1970
+        self.statusHistory = StatusHistory(
+            interval: Double(configuration.observability.statusSampleSeconds), now: startedAt)
         do {
             diskCache = try DiskCache(
                 directory: configuration.cache.directory, capacityBytes: configuration.cache.diskBytes,
