@@ -190,10 +190,11 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
         try await withProxy(configuration) { _, runtime in
             let cache = ParsedRequestCache(capacityBytes: 64 * 1024)
+            let images = ProxyApplication.imageHandler(runtime)
             let long = String(repeating: "a", count: 6_000)
             for index in 0..<200 {
                 let path = "/img?url=http%3A%2F%2Fexample.com%2F\(long)\(index).jpg&w=10"
-                #expect(cache.request(for: path, accept: "image/webp", limits: .init(maxDimension: 4096), pipeline: runtime.pipeline) != nil)
+                #expect(cache.request(for: path, accept: "image/webp", images: images) != nil)
                 #expect(cache.heldBytes <= 64 * 1024)
             }
             #expect(cache.heldBytes > 0)

@@ -12,18 +12,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2))) struct OpsCommandTests {
     /// Runs the executable with `arguments`; returns its exit status and everything it printed.
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = ServiceProcess.executableURL
-        process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
-        process.currentDirectoryURL = FileManager.default.temporaryDirectory
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = try pipe.fileHandleForReading.readToEnd() ?? Data()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try runToCompletion(ServiceProcess.executableURL, arguments, environment: ["PATH": "/usr/bin:/bin"].merging(environment) { $1 })
     }
 
     @Test func aStoppedInstanceIsNamedAsSuch() async throws {

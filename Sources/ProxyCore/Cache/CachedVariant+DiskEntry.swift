@@ -5,7 +5,8 @@ extension CachedVariant {
     init(entry: DiskEntry, body: ByteBuffer) {
         self.init(
             body: body, contentType: entry.contentType, etag: entry.etag, expiresAt: entry.expiresAt, storable: true,
-            revalidation: entry.revalidation, sourceKey: entry.sourceKey, originValidators: entry.originValidators)
+            revalidation: entry.revalidation, sourceKey: entry.sourceKey, originValidators: entry.originValidators,
+            madeAt: entry.fetchedAt)
     }
 
     /// The index row for this variant; it carries its original's validators so that, once stale, it is
@@ -14,6 +15,6 @@ extension CachedVariant {
         DiskEntry(
             key: key, kind: .variant, sourceKey: sourceKey, size: body.readableBytes, contentType: contentType,
             etag: etag, originETag: original.originETag, originLastModified: original.originLastModified,
-            fetchedAt: now, expiresAt: expiresAt, lastAccess: now, revalidation: revalidation)
+            fetchedAt: madeAt, expiresAt: expiresAt, lastAccess: now, revalidation: revalidation)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// An encoded variant as the caches keep it, ready to be sent.
@@ -19,12 +20,16 @@ public struct CachedVariant: Sendable {
     /// The origin's validators of the source it was made from: once stale, a conditional request with
     /// them (304) makes it fresh again without a download or a transform.
     public var originValidators: OriginValidators?
+    /// When it was made (seconds since 1970): its `Last-Modified` when the origin sent none.
+    public var madeAt: Double
 
     public init(
         body: ByteBuffer, contentType: String, etag: String, expiresAt: Double, storable: Bool,
-        revalidation: Revalidation = .none, sourceKey: String, originValidators: OriginValidators? = nil
+        revalidation: Revalidation = .none, sourceKey: String, originValidators: OriginValidators? = nil,
+        madeAt: Double = Date().timeIntervalSince1970
     ) {
         self.originValidators = originValidators
+        self.madeAt = madeAt
         self.body = body
         self.contentType = contentType
         self.etag = etag
@@ -38,6 +43,16 @@ public struct CachedVariant: Sendable {
     /// that said `only-if-cached` when the origin allows stale reuse.
     public func isUsable(at now: Double, onlyIfCached: Bool) -> Bool {
         expiresAt > now || (onlyIfCached && revalidation == .none)
+    }
+
+    /// Its `Last-Modified`: the origin's (when it looks like an HTTP date), else when it was made.
+    public var lastModified: String {
+        if let origin = originValidators?.lastModified, origin.utf8.count <= 40,
+            origin.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || " ,:".contains($0)) })
+        {
+            return origin
+        }
+        return HTTPDateCache.format(Int(madeAt))
     }
 
     /// Whole seconds of freshness left at `now` (0 when stale).

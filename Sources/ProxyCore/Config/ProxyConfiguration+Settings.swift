@@ -77,6 +77,23 @@ extension ProxyConfiguration {
         .integer("image.pngCompression", 0...9, \.image.pngCompression),
         .integer("http.staleWhileRevalidate", 0...31_536_000, \.http.staleWhileRevalidate),
         .text("http.timingAllowOrigin", "an origin, * or empty", \.http.timingAllowOrigin, allowEmpty: true),
+        .list("http.corsOrigins", \.http.corsOrigins, expectation: "* or origins like https://app.example.com") { item in
+            item == "*" || ((item.hasPrefix("http://") || item.hasPrefix("https://")) && !item.dropFirst(8).contains("/"))
+        },
+        .boolean("http.clientHints", \.http.clientHints),
+        {
+            var setting = ConfigurationSetting(key: "http.clientHintWidths", expectation: "ascending widths in 1...65535") {
+                configuration, text in
+                let items = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+                guard !items.isEmpty, items.allSatisfy({ $0.map { (1...65_535).contains($0) } ?? false }) else { return false }
+                configuration.http.clientHintWidths = items.compactMap { $0 }.sorted()
+                return true
+            }
+            setting.isList = true
+            return setting.reading { $0.http.clientHintWidths.map(String.init).joined(separator: ", ") }
+        }(),
+        .integer("http.saveDataQuality", 0...100, \.http.saveDataQuality),
+        .boolean("http.contentDisposition", \.http.contentDisposition),
         .text("log.format", "logfmt or json", \.observability.logFormat, allowed: ["logfmt", "json"]),
         .boolean("log.sourceUrls", \.observability.logSourceURLs),
         ConfigurationSetting(key: "metrics.bind", expectation: "host:port or empty") { configuration, text in

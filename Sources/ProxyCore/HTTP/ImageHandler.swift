@@ -12,22 +12,39 @@ struct ImageHandler: Sendable {
     let guards: SourceGuard
     /// A request's whole time budget (`queue.requestTimeoutMs`).
     let deadlineMilliseconds: Int
+    /// Client hints and `Save-Data` (`http.clientHints`, `http.clientHintWidths`, `http.saveDataQuality`).
+    var hintPolicy = ClientHints.Policy.none
+    /// Whether answers carry `Content-Disposition: inline; filename=...` (`http.contentDisposition`).
+    var contentDisposition = false
+    /// Cross-origin reads (`http.corsOrigins`); applied by ``CORSMiddleware`` and the memory-hit front.
+    var cors = CORSPolicy(origins: [])
 
     func handle(_ request: Request, context: ProxyRequestContext) async throws -> Response {
         try guards.check(request)
-        let imageRequest = try ImageRequest(query: guards.query(of: request), limits: limits)
+        let (imageRequest, options) = try parse(query: guards.query(of: request), hints: ClientHints(headers: request.headers))
         try guards.checkNotSelf(imageRequest.source)
         let conditions = Self.conditions(of: request)
-        let varies = imageRequest.negotiatesFormat
         if let hit = pipeline.freshInMemory(imageRequest, conditions: conditions, timings: context.timings) {
-            return respond(with: hit, variesOnAccept: varies)
+            return respond(with: hit, options: options)
         }
         let pipeline = self.pipeline
         let timings = context.timings
         let outcome = try await waitForClient(context) {
             try await pipeline.variant(for: imageRequest, conditions: conditions, timings: timings)
         }
-        return respond(with: outcome, variesOnAccept: varies)
+        return respond(with: outcome, options: options)
+    }
+
+    /// The request of a query with the client's hints applied, and what its answer's headers depend on.
+    func parse(
+        query: [(name: String, value: String)], hints: ClientHints
+    ) throws(RequestError) -> (ImageRequest, ImageResponseOptions) {
+        var imageRequest = try ImageRequest(query: query, limits: limits)
+        let hinted = imageRequest.adapt(to: hints, policy: hintPolicy, limits: limits)
+        let options = ImageResponseOptions(
+            vary: (imageRequest.negotiatesFormat ? ["Accept"] : []) + hinted, acceptClientHints: hintPolicy.clientHints,
+            filenameStem: contentDisposition ? ImageResponseOptions.filenameStem(of: imageRequest.source) : nil)
+        return (imageRequest, options)
     }
 
     /// `GET /info?url=`: the source's size, format, alpha, frames, bytes, dominant colour and BlurHash.
@@ -48,7 +65,7 @@ struct ImageHandler: Sendable {
         let outcome = try await waitForClient(context) {
             try await pipeline.info(for: source, conditions: conditions, timings: timings)
         }
-        return respond(with: outcome, variesOnAccept: false)
+        return respond(with: outcome, options: ImageResponseOptions(acceptClientHints: hintPolicy.clientHints))
     }
 
     /// Runs `work` within the request deadline, and stops it when the client disconnects (answered
@@ -75,10 +92,10 @@ struct ImageHandler: Sendable {
     }
 
     /// The response for a pipeline outcome: 200 with the body, or 304, with the caching headers.
-    /// `variesOnAccept`: the request let `Accept` choose the format (`format=auto`). It belongs to the
-    /// request, not to the stored entry: one entry serves `format=webp` and negotiated WebP alike.
-    func respond(with outcome: ImagePipeline.Outcome, variesOnAccept: Bool) -> Response {
-        let (status, headers, body) = responseParts(for: outcome, variesOnAccept: variesOnAccept)
+    /// `options.vary` belongs to the request, not to the stored entry: one entry serves `format=webp`
+    /// and negotiated WebP alike.
+    func respond(with outcome: ImagePipeline.Outcome, options: ImageResponseOptions) -> Response {
+        let (status, headers, body) = responseParts(for: outcome, options: options)
         guard let body else { return Response(status: status, headers: headers) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
@@ -86,19 +103,24 @@ struct ImageHandler: Sendable {
     /// Status, headers (caching headers, `Content-Type`, `Content-Length`) and body (nil for 304) of an
     /// outcome; shared with ``MemoryHitHandler``.
     func responseParts(
-        for outcome: ImagePipeline.Outcome, variesOnAccept: Bool
+        for outcome: ImagePipeline.Outcome, options: ImageResponseOptions
     ) -> (HTTPResponse.Status, HTTPFields, ByteBuffer?) {
         let variant = outcome.variant
         var headers = HTTPFields()
         headers[.eTag] = variant.etag
+        headers[.lastModified] = variant.lastModified
         headers[.cacheControl] = cacheControl(for: variant)
-        if variesOnAccept { headers[.vary] = "Accept" }
+        if !options.vary.isEmpty { headers[.vary] = options.vary.joined(separator: ", ") }
+        if options.acceptClientHints { headers[.acceptCH] = ClientHints.acceptCH }
         headers[.xCache] = outcome.tier.rawValue
         if outcome.notModified {
             return (.notModified, headers, nil)
         }
         headers[.contentType] = variant.contentType
         headers[.contentLength] = String(variant.body.readableBytes)
+        if let stem = options.filenameStem {
+            headers[.contentDisposition] = "inline; filename=\"\(stem).\(ImageResponseOptions.fileExtension(of: variant.contentType))\""
+        }
         return (.ok, headers, variant.body)
     }
 

@@ -41,8 +41,7 @@ struct MemoryHitResponder: Sendable {
         let start = ContinuousClock.now
         let pipeline = images.pipeline
         guard
-            let hot = parsed.request(
-                for: head.path, accept: head.accept, limits: images.limits, signer: images.guards.signer, pipeline: pipeline)
+            let hot = parsed.request(for: head.path, accept: head.accept, images: images)
         else { return nil }
         let timings = RequestTimings()
         let conditions = ImagePipeline.ClientConditions(
@@ -53,10 +52,13 @@ struct MemoryHitResponder: Sendable {
 
         let variant = outcome.variant
         let second = Int(Date().timeIntervalSince1970)
-        let shape = "\(outcome.notModified ? 304 : 200)|\(head.close)|\(hot.variesOnAccept)|\(variant.storable)|\(variant.revalidation)|"
+        let shape = "\(outcome.notModified ? 304 : 200)|\(head.close)|\(hot.options)|\(variant.storable)|\(variant.revalidation)|"
+            + "\(Int(variant.madeAt))|"
         let prepared = preparedHeads.head(for: shape + variant.etag, second: second, expiresAt: variant.expiresAt) {
-            // In the router's order (the differential test compares the two byte for byte).
-            var (status, headers, _) = images.responseParts(for: outcome, variesOnAccept: hot.variesOnAccept)
+            // In the router's order (the differential test compares the two byte for byte). Requests
+            // with `Origin` never come here (``RawRequestHead``), so CORS is applied as to no origin.
+            var (status, headers, _) = images.responseParts(for: outcome, options: hot.options)
+            images.cors.apply(to: &headers, origin: nil)
             observability.addFixedHeaders(route: "img", to: &headers)
             headers[.date] = dates.now()
             headers[.server] = serverName
@@ -112,8 +114,8 @@ final class ParsedRequestCache: Sendable {
         var key: VariantKey
         var sourceURL: String
         var sourceHost: String?
-        /// `format=auto`: answered with `Vary: Accept`.
-        var variesOnAccept: Bool
+        /// What the answer's headers depend on (`Vary`, `Accept-CH`, `Content-Disposition`).
+        var options: ImageResponseOptions
     }
 
     private let requests = Mutex<(entries: [String: HotRequest], bytes: Int)>(([:], 0))
@@ -124,24 +126,24 @@ final class ParsedRequestCache: Sendable {
     /// Bytes held now (keys and source URLs, plus a fixed overhead per entry).
     var heldBytes: Int { requests.withLock { $0.bytes } }
 
-    /// The request of `path` for a client sending `accept`, parsed once; nil when the query is invalid
-    /// or, with `signer`, the signature is missing or wrong (the router will say why). Only verified
-    /// paths are kept, so a path found here carries a signature checked (in constant time) before.
-    func request(
-        for path: String, accept: String?, limits: ImageRequest.Limits, signer: URLSigner? = nil, pipeline: ImagePipeline
-    ) -> HotRequest? {
+    /// The request of `path` for a client sending `accept` (and no client hints, `Save-Data` or
+    /// `Origin`: such requests go to the router), parsed once as `images` parses it; nil when the query
+    /// is invalid or, with signed URLs, the signature is missing or wrong (the router will say why). Only
+    /// verified paths are kept, so a path found here carries a signature checked (in constant time) before.
+    func request(for path: String, accept: String?, images: ImageHandler) -> HotRequest? {
         let cacheKey = accept.map { path + "\n" + $0 } ?? path
         if let known = requests.withLock({ $0.entries[cacheKey] }) { return known }
+        let signer = images.guards.signer
         if let signer {
             do { try signer.verify(path) } catch { return nil }
         }
         let query = URI(path).queryParameters.compactMap { name, value -> (name: String, value: String)? in
             signer != nil && name == "sig" ? nil : (name: String(name), value: String(value))
         }
-        guard let request = try? ImageRequest(query: query, limits: limits) else { return nil }
+        guard let (request, options) = try? images.parse(query: query, hints: ClientHints()) else { return nil }
         let hot = HotRequest(
-            key: pipeline.variantKey(for: request, accept: accept), sourceURL: request.source.absoluteString,
-            sourceHost: request.source.host, variesOnAccept: request.negotiatesFormat)
+            key: images.pipeline.variantKey(for: request, accept: accept), sourceURL: request.source.absoluteString,
+            sourceHost: request.source.host, options: options)
         let size = cacheKey.utf8.count + hot.sourceURL.utf8.count + 160
         requests.withLock { requests in
             if requests.bytes + size > capacityBytes { requests = ([:], 0) }

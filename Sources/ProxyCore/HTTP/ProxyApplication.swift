@@ -13,9 +13,10 @@ public enum ProxyApplication {
     public static func makeRouter(runtime: ProxyRuntime) -> Router<ProxyRequestContext> {
         let router = Router(context: ProxyRequestContext.self)
         let configuration = runtime.configuration
-        router.add(middleware: observability(runtime))
-        router.add(middleware: PublicErrorMiddleware())
         let images = imageHandler(runtime)
+        router.add(middleware: observability(runtime))
+        router.add(middleware: CORSMiddleware(policy: images.cors))
+        router.add(middleware: PublicErrorMiddleware())
         let admin = CacheAdminHandler(runtime: runtime)
         let prefetch = PrefetchHandler(
             pipeline: runtime.pipeline, limits: images.limits, guards: images.guards,
@@ -63,7 +64,12 @@ public enum ProxyApplication {
             limits: .init(maxDimension: configuration.image.maxDimension),
             staleWhileRevalidate: configuration.http.staleWhileRevalidate,
             guards: SourceGuard(signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime),
-            deadlineMilliseconds: configuration.queue.requestTimeoutMilliseconds)
+            deadlineMilliseconds: configuration.queue.requestTimeoutMilliseconds,
+            hintPolicy: ClientHints.Policy(
+                clientHints: configuration.http.clientHints, widths: configuration.http.clientHintWidths,
+                saveDataQuality: configuration.http.saveDataQuality),
+            contentDisposition: configuration.http.contentDisposition,
+            cors: CORSPolicy(origins: configuration.http.corsOrigins))
     }
 
     /// The application: server on the configured address, with the runtime, the cache janitor and

@@ -73,7 +73,7 @@ struct RawRequestHead: Equatable, Sendable {
             case .ifNoneMatch: head.ifNoneMatch = String(decoding: value, as: UTF8.self)
             case .cacheControl: head.cacheControl = String(decoding: value, as: UTF8.self)
             case .requestID: head.requestID = String(decoding: value, as: UTF8.self)
-            case .hop: eligible = false
+            case .hop, .clientDependent: eligible = false
             }
         }
         guard eligible else { return .ordinary(length: reader.offset) }
@@ -87,6 +87,8 @@ struct RawRequestHead: Equatable, Sendable {
     /// The headers that matter here (everything else is passed over).
     private enum Header: Int {
         case contentLength, transferEncoding, upgrade, expect, connection, accept, ifNoneMatch, cacheControl, requestID, hop
+        /// `Origin`, client hints, `Save-Data`: they may change the answer, so the router answers.
+        case clientDependent
 
         private static let names: [(Header, [UInt8])] = [
             (.contentLength, Array("content-length".utf8)), (.transferEncoding, Array("transfer-encoding".utf8)),
@@ -94,7 +96,8 @@ struct RawRequestHead: Equatable, Sendable {
             (.accept, Array("accept".utf8)), (.ifNoneMatch, Array("if-none-match".utf8)),
             (.cacheControl, Array("cache-control".utf8)), (.requestID, Array("x-request-id".utf8)),
             (.hop, Array(RawRequestHead.hopHeaderName.utf8)),
-        ]
+        ] + ["origin", "save-data", "sec-ch-dpr", "dpr", "sec-ch-width", "width", "sec-ch-viewport-width", "viewport-width"]
+            .map { (.clientDependent, Array($0.utf8)) }
 
         /// The header named `name` (any case), or nil for one that does not matter here.
         init?(_ name: UnsafeRawBufferPointer) {

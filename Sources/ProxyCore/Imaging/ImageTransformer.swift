@@ -94,7 +94,7 @@ public struct ImageTransformer: Sendable {
 
     /// Frames to load: all (up to `maxFrames`) when the animation can be kept, else 1.
     func animatedFrames(header: SourceHeader, request: ImageRequest, choice: FormatChoice) -> Int {
-        guard header.frames > 1, choice == .fixed(.gif) || choice == .fixed(.webp), !request.placeholder,
+        guard header.frames > 1, choice == .fixed(.gif) || choice == .fixed(.webp), !request.placeholder, request.crop == nil,
             request.fit == .contain || request.fit == .fill, request.filters.allSatisfy(\.isColourOnly)
         else { return 1 }
         return min(header.frames, maxFrames)

@@ -18,11 +18,13 @@ public enum ImagingError: PublicError, Equatable {
     case processingFailed
     /// The transform took longer than its limit and was stopped.
     case tooSlow(limitMilliseconds: Int)
+    /// `crop` lies wholly outside the (upright) source.
+    case cropOutside(crop: String, width: Int, height: Int)
 
     public var httpStatus: Int {
         switch self {
         case .unsupportedFormat: 415
-        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .needsTooMuchMemory: 422
+        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .needsTooMuchMemory, .cropOutside: 422
         case .memoryBudgetBusy: 503
         case .processingFailed: 500
         case .tooSlow: 503
@@ -33,6 +35,7 @@ public enum ImagingError: PublicError, Equatable {
         switch self {
         case .unsupportedFormat: "source is not a supported image (JPEG, PNG, WebP, GIF, AVIF/HEIF)"
         case .undecodable: "source image cannot be decoded"
+        case .cropOutside(let crop, let width, let height): "crop \(crop) lies outside the source (\(width)x\(height) upright)"
         case .tooManyPixels(let limit): "source image has more than \(limit) pixels"
         case .tooManyScans(let limit): "source JPEG has more than \(limit) scans"
         case .tooManyFrames(let limit): "source animation has more than \(limit) frames"
@@ -54,6 +57,7 @@ public enum ImagingError: PublicError, Equatable {
         case .memoryBudgetBusy: "memory_budget_busy"
         case .processingFailed: "processing_failed"
         case .tooSlow: "transform_timeout"
+        case .cropOutside: "crop_outside"
         }
     }
 }

@@ -12,6 +12,8 @@ struct ResizeStep {
     var focalPoint: FocalPoint?
     /// Frames to load (1 = the first only).
     var frames: Int = 1
+    /// A rectangle of the upright source cut out first; the box arithmetic is then the rectangle's.
+    var crop: CropRectangle?
 
     /// libvips' "no limit" for one side of the box.
     private static let unbounded = 10_000_000
@@ -36,7 +38,8 @@ struct ResizeStep {
         enlarge = request.enlarge
         gravity = request.gravity
         focalPoint = request.focalPoint
-        self.frames = frames
+        crop = request.crop
+        self.frames = crop == nil ? frames : 1
     }
 
     /// How the cover crop happens: inside `thumbnail` (centre, smart) or afterwards around an anchor.
@@ -107,6 +110,14 @@ struct ResizeStep {
     /// the decoded image (after JPEG shrink-on-load; every frame loaded; 4 bytes a pixel) twice (the
     /// decode and one intermediate), plus the output box. Other formats are counted at full size.
     func estimatedWorkingSetBytes(for header: SourceHeader, isJPEG: Bool) -> Int {
+        if let crop, let cropped = Self.croppedHeader(header, crop: crop) {
+            // The whole source is decoded at the shrink the rectangle allows; the rest is the rectangle's.
+            var inner = self
+            inner.crop = nil
+            let shrink = isJPEG ? inner.coverBoxFitted(to: cropped).jpegShrink(for: cropped) : 1
+            let decoded = 4 * (header.width / shrink + 1) * (header.height / shrink + 1)
+            return decoded + inner.estimatedWorkingSetBytes(for: cropped, isJPEG: false) / 2
+        }
         let fitted = coverBoxFitted(to: header)
         let shrink = isJPEG ? fitted.jpegShrink(for: header) : 1
         let decoded = (header.width / shrink + 1) * (header.height / shrink + 1) * max(1, min(frames, header.frames))
@@ -143,7 +154,74 @@ struct ResizeStep {
     /// Decodes `bytes` into a resized, upright image.
     /// - Throws: ``ImagingError/undecodable`` when the source cannot be decoded.
     func apply(to bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline? = nil) throws(ImagingError) -> VipsImage {
-        try coverBoxFitted(to: header).resize(bytes, header: header, deadline: deadline)
+        if let crop { return try resizeCropped(bytes, header: header, crop: crop, deadline: deadline) }
+        return try coverBoxFitted(to: header).resize(bytes, header: header, deadline: deadline)
+    }
+
+    /// The header of the rectangle `crop` cuts from an upright `header` (upright, one frame); nil when
+    /// the rectangle lies outside.
+    static func croppedHeader(_ header: SourceHeader, crop: CropRectangle) -> SourceHeader? {
+        let upright = header.orientedSize
+        guard let rectangle = crop.resolved(width: upright.width, height: upright.height) else { return nil }
+        return SourceHeader(
+            width: rectangle.width, height: rectangle.height, frames: 1, orientation: 1, colourManaged: header.colourManaged)
+    }
+
+    /// `crop` first, then the usual resize of the rectangle: the source is loaded upright and in sRGB,
+    /// shrunk on load as far as the rectangle (not the whole source) allows, the rectangle is cut out
+    /// at that scale, and `thumbnail` resizes it into the box.
+    private func resizeCropped(
+        _ bytes: [UInt8], header: SourceHeader, crop: CropRectangle, deadline: TransformDeadline?
+    ) throws(ImagingError) -> VipsImage {
+        let upright = header.orientedSize
+        guard let rectangle = crop.resolved(width: upright.width, height: upright.height),
+            let cropped = Self.croppedHeader(header, crop: crop)
+        else { throw .cropOutside(crop: crop.description, width: upright.width, height: upright.height) }
+        var inner = self
+        inner.crop = nil
+        inner = inner.coverBoxFitted(to: cropped)
+        let shrink = SourceFormat(sniffing: bytes) == .jpeg ? inner.jpegShrink(for: cropped) : 1
+        var loaded: UnsafeMutablePointer<_VipsImage>?
+        let status = bytes.withUnsafeBytes { raw in
+            ipx_vips_thumbnail_buffer_pages(
+                raw.baseAddress, raw.count, &loaded, Int32(max(1, upright.width / shrink)), Int32(Self.unbounded),
+                Size.down.rawValue, Crop.none.rawValue, 1, header.colourManaged ? 1 : 0)
+        }
+        guard status == 0, let loaded else {
+            _ = Vips.takeError()
+            throw .undecodable
+        }
+        let source = VipsImage(taking: loaded)
+        deadline?.watch(source)
+        let scaleX = Double(source.width) / Double(upright.width)
+        let scaleY = Double(source.height) / Double(upright.height)
+        let left = min(source.width - 1, Int((Double(rectangle.x) * scaleX).rounded(.down)))
+        let top = min(source.height - 1, Int((Double(rectangle.y) * scaleY).rounded(.down)))
+        let width = max(1, min(source.width - left, Int((Double(rectangle.width) * scaleX).rounded())))
+        let height = max(1, min(source.height - top, Int((Double(rectangle.height) * scaleY).rounded())))
+        let cut: VipsImage
+        do {
+            cut = try source.producing { ipx_vips_extract_area($0, $1, Int32(left), Int32(top), Int32(width), Int32(height)) }
+                .producing { ipx_vips_copy_memory($0, $1) }
+        } catch {
+            throw .undecodable
+        }
+        let cutHeader = SourceHeader(width: cut.width, height: cut.height, frames: 1, orientation: 1, colourManaged: false)
+        let arguments = inner.thumbnailArguments(for: cutHeader)
+        let resized: VipsImage
+        do {
+            resized = try cut.producing {
+                ipx_vips_thumbnail_image(
+                    $0, $1, Int32(arguments.width), Int32(arguments.height), arguments.size, arguments.crop, 0)
+            }
+        } catch {
+            throw .processingFailed
+        }
+        if case .anchored(let x, let y, let focal) = inner.coverPlan, let boxWidth = inner.width, let boxHeight = inner.height {
+            return try CoverCropStep(width: boxWidth, height: boxHeight, anchorX: x, anchorY: y, centredOnAnchor: focal)
+                .apply(to: resized)
+        }
+        return resized
     }
 
     private func resize(_ bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage {

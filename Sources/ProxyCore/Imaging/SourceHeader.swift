@@ -19,6 +19,15 @@ public struct SourceHeader: Sendable, Equatable {
         (5...8).contains(orientation) ? (height, width) : (width, height)
     }
 
+    /// A header with the given figures (for a part of an image, or tests).
+    public init(width: Int, height: Int, frames: Int = 1, orientation: Int = 1, colourManaged: Bool = false) {
+        self.width = width
+        self.height = height
+        self.frames = frames
+        self.orientation = orientation
+        self.colourManaged = colourManaged
+    }
+
     /// Pixels a full decode would produce: width x height x frames.
     public var totalPixels: Int { width * height * max(1, frames) }
 

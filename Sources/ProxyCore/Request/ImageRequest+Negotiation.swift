@@ -51,6 +51,8 @@ extension ImageRequest {
         canonical += "|filter=\(filters.map(\.description).joined(separator: ","))"
         canonical += "|g=\(cropAnchorDescription)|bg=\(background)"
         canonical += "|progressive=\(progressive ? 1 : 0)|lqip=\(placeholder ? 1 : 0)"
+        // Added only when present, so that every key made before `crop` existed stays the same.
+        if let crop { canonical += "|crop=\(crop)" }
         return VariantKey(hashing: canonical)
     }
 }

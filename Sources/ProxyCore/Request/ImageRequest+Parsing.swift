@@ -11,7 +11,7 @@ extension ImageRequest {
 
     /// The parameters `/img` accepts; anything else is a 400.
     static let knownParameters: Set<String> = [
-        "url", "w", "h", "fit", "format", "q", "dpr", "filter", "enlarge", "g", "fp", "bg", "progressive", "lqip",
+        "url", "w", "h", "fit", "format", "q", "dpr", "filter", "enlarge", "g", "fp", "bg", "progressive", "lqip", "crop",
     ]
 
     /// Parses the decoded query parameters of `/img`.
@@ -34,6 +34,8 @@ extension ImageRequest {
         self.init(source: try SourceURL(parsing: url))
 
         let dpr = try Self.number(values["dpr"], name: "dpr", range: 1...4) ?? 1
+        pixelRatio = dpr
+        pixelRatioGiven = values["dpr"] != nil
         func dimension(_ name: String) throws(RequestError) -> Int? {
             guard let text = values[name] else { return nil }
             guard let value = Int(text), (1...limits.maxDimension).contains(value) else {
@@ -82,6 +84,15 @@ extension ImageRequest {
                 throw RequestError(parameter: "fp", problem: "must be x,y with both in 0...1, e.g. fp=0.3,0.6")
             }
             focalPoint = FocalPoint(x: x, y: y)
+        }
+        if let text = values["crop"] {
+            guard let rectangle = CropRectangle(parameter: text) else {
+                throw RequestError(
+                    parameter: "crop",
+                    problem: "must be x,y,w,h in source pixels (integers) or fractions with a decimal point (0.0...1.0), "
+                        + "w and h above 0, e.g. crop=100,50,800,600 or crop=0.25,0,0.5,1.0")
+            }
+            crop = rectangle
         }
         if let text = values["bg"] {
             guard let colour = RGBAColour(hex: text) else {

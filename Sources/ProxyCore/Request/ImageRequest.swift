@@ -26,6 +26,12 @@ public struct ImageRequest: Sendable, Hashable {
     public var progressive = false
     /// A tiny blurred placeholder (≤ 32 px) instead of the full image.
     public var placeholder = false
+    /// A rectangle of the upright source cut out before resizing (`crop=x,y,w,h`).
+    public var crop: CropRectangle?
+    /// Device pixels per CSS pixel that `width` and `height` were multiplied by.
+    public var pixelRatio = 1.0
+    /// Whether the query gave `dpr` (a client hint then does not change it).
+    public var pixelRatioGiven = false
 
     public init(source: SourceURL) {
         self.source = source

@@ -1,0 +1,79 @@
+import HTTPTypes
+
+/// What a browser says about the device in request headers: client hints (`Sec-CH-DPR`, `Sec-CH-Width`,
+/// `Sec-CH-Viewport-Width` and their legacy names `DPR`, `Width`, `Viewport-Width`) and `Save-Data`.
+/// Parsed leniently: a hint that is not a positive number is ignored, as browsers' hints are advisory.
+public struct ClientHints: Sendable, Equatable {
+    /// Device pixels per CSS pixel.
+    public var dpr: Double?
+    /// The layout width of the image in device pixels.
+    public var width: Int?
+    /// The viewport width in CSS pixels.
+    public var viewportWidth: Int?
+    /// `Save-Data: on`.
+    public var saveData = false
+
+    public init(dpr: Double? = nil, width: Int? = nil, viewportWidth: Int? = nil, saveData: Bool = false) {
+        self.dpr = dpr
+        self.width = width
+        self.viewportWidth = viewportWidth
+        self.saveData = saveData
+    }
+
+    /// The hints of a request's headers (the `Sec-CH-` name wins over the legacy one).
+    public init(headers: HTTPFields) {
+        func value(_ names: [HTTPField.Name]) -> String? {
+            names.lazy.compactMap { headers[$0] }.first
+        }
+        if let text = value([.secCHDPR, .dpr]), let number = Double(text), number.isFinite, number > 0 { dpr = number }
+        if let text = value([.secCHWidth, .width]), let number = Int(text), number > 0 { width = number }
+        if let text = value([.secCHViewportWidth, .viewportWidth]), let number = Int(text), number > 0 { viewportWidth = number }
+        saveData = headers[.saveData].map { $0.trimmingCharacters(in: .whitespaces).lowercased() == "on" } ?? false
+    }
+
+    /// Which headers a request without explicit `w`, `dpr` and `q` reads (what its response varies on).
+    public struct Policy: Sendable, Equatable {
+        /// Whether client hints are read (`http.clientHints`).
+        public var clientHints: Bool
+        /// The widths a hinted width is rounded up to (ascending; above the last, the last).
+        public var widths: [Int]
+        /// The quality for `Save-Data: on` without `q`; 0 ignores `Save-Data` (`http.saveDataQuality`).
+        public var saveDataQuality: Int
+
+        public init(clientHints: Bool = false, widths: [Int] = Self.defaultWidths, saveDataQuality: Int = 0) {
+            self.clientHints = clientHints
+            self.widths = widths.sorted()
+            self.saveDataQuality = saveDataQuality
+        }
+
+        /// The default width steps: common layout widths from phone to 4K.
+        public static let defaultWidths = [160, 320, 480, 640, 750, 828, 1080, 1200, 1440, 1920, 2048, 2560, 3840]
+
+        /// Nothing is read from headers.
+        public static let none = Policy()
+
+        /// The smallest step at or above `width` (the largest step above them all).
+        func step(_ width: Int) -> Int {
+            widths.first { $0 >= width } ?? widths.last ?? width
+        }
+
+        /// A hinted pixel ratio rounded up to a half (1, 1.5, ... 4): few distinct variants.
+        static func quantise(_ dpr: Double) -> Double {
+            min(4, max(1, (dpr * 2).rounded(.up) / 2))
+        }
+    }
+
+    /// The response headers that tell browsers which hints to send: `Accept-CH`.
+    public static let acceptCH = "Sec-CH-DPR, Sec-CH-Width, Sec-CH-Viewport-Width, DPR, Width, Viewport-Width"
+}
+
+extension HTTPField.Name {
+    static let secCHDPR = HTTPField.Name("Sec-CH-DPR")!
+    static let dpr = HTTPField.Name("DPR")!
+    static let secCHWidth = HTTPField.Name("Sec-CH-Width")!
+    static let width = HTTPField.Name("Width")!
+    static let secCHViewportWidth = HTTPField.Name("Sec-CH-Viewport-Width")!
+    static let viewportWidth = HTTPField.Name("Viewport-Width")!
+    static let saveData = HTTPField.Name("Save-Data")!
+    static let acceptCH = HTTPField.Name("Accept-CH")!
+}

@@ -1,0 +1,34 @@
+extension ImageRequest {
+    /// Applies client hints and `Save-Data` where the query left the choice open, and returns the
+    /// request headers the answer therefore varies on (for `Vary`), in a fixed order.
+    ///
+    /// - No `w`: the `Width` hint (device pixels), else `Viewport-Width` × the pixel ratio, rounded up to
+    ///   a step of `policy.widths` (so hints cannot multiply variants), at most `limits.maxDimension`.
+    /// - No `dpr`: the `DPR` hint (rounded up to a half, 1...4) multiplies `w` and `h`.
+    /// - No `q`: `Save-Data: on` lowers the quality to `policy.saveDataQuality`.
+    /// Explicit parameters always win; with the policy off nothing changes and nothing varies.
+    public mutating func adapt(to hints: ClientHints, policy: ClientHints.Policy, limits: Limits) -> [String] {
+        let widthGiven = width != nil  // only `w` sets it before this
+        var varies: [String] = []
+        if policy.clientHints {
+            if !widthGiven { varies += ["Sec-CH-Width", "Width", "Sec-CH-Viewport-Width", "Viewport-Width"] }
+            if !pixelRatioGiven { varies += ["Sec-CH-DPR", "DPR"] }
+            let hintedRatio = pixelRatioGiven ? pixelRatio : hints.dpr.map(ClientHints.Policy.quantise) ?? 1
+            if !pixelRatioGiven, hintedRatio != 1 {
+                func scaled(_ value: Int?) -> Int? { value.map { min(limits.maxDimension, Int((Double($0) * hintedRatio).rounded())) } }
+                if widthGiven { width = scaled(width) }
+                height = scaled(height)
+                pixelRatio = hintedRatio
+            }
+            if !widthGiven {
+                let hinted = hints.width ?? hints.viewportWidth.map { Int((Double($0) * hintedRatio).rounded(.up)) }
+                if let hinted { width = min(limits.maxDimension, policy.step(hinted)) }
+            }
+        }
+        if policy.saveDataQuality > 0, quality == nil {
+            varies.append("Save-Data")
+            if hints.saveData { quality = policy.saveDataQuality }
+        }
+        return varies
+    }
+}

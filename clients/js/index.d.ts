@@ -1,0 +1,61 @@
+/** Options of an ImageProxy `/img` request (see the README's API table). */
+export interface ImageOptions {
+  /** Output box width in CSS pixels (`w`). */
+  width?: number;
+  /** Output box height in CSS pixels (`h`). */
+  height?: number;
+  fit?: "contain" | "cover" | "fill" | "pad";
+  /** Where `fit: "cover"` crops around (`g`). */
+  gravity?: "centre" | "center" | "north" | "south" | "east" | "west" | "northeast" | "northwest" | "southeast" | "southwest" | "smart";
+  /** Focal point `[x, y]`, fractions 0..1 (`fp`). */
+  focalPoint?: [number, number];
+  /** Rectangle `[x, y, w, h]` of the upright source, pixels (integers) or fractions (strings like "0.5"). */
+  crop?: [number | string, number | string, number | string, number | string];
+  format?: "auto" | "jpeg" | "jpg" | "png" | "webp" | "avif" | "gif";
+  /** Encoder quality 1..100 (`q`). */
+  quality?: number;
+  /** Device pixel ratio 1..4. */
+  dpr?: number;
+  /** `RRGGBB` or `RRGGBBAA`, with or without `#` (`bg`). */
+  background?: string;
+  enlarge?: boolean;
+  progressive?: boolean;
+  /** Filter steps, e.g. `["grayscale", "round:20"]` (`filter`). */
+  filters?: string[];
+  /** A tiny blurred placeholder. */
+  lqip?: boolean;
+}
+
+export function imagePath(source: string, options?: ImageOptions): string;
+export function imageURL(base: string, source: string, options?: ImageOptions): string;
+export function sign(pathAndQuery: string, key: string, crypto?: { subtle?: SubtleCrypto }): Promise<string>;
+export function signedImageURL(
+  base: string, source: string, options: ImageOptions | undefined, key: string, crypto?: { subtle?: SubtleCrypto },
+): Promise<string>;
+
+export interface ResponsiveImage {
+  src: string;
+  srcset: string;
+  sizes: string;
+}
+export interface ResponsiveImageSpec {
+  base: string;
+  source: string;
+  widths: number[];
+  sizes?: string;
+  options?: Omit<ImageOptions, "width">;
+}
+export function responsiveImage(spec: ResponsiveImageSpec): ResponsiveImage;
+export function responsiveImage(spec: ResponsiveImageSpec & { key: string; subtle?: SubtleCrypto }): Promise<ResponsiveImage>;
+
+export interface NextLoaderProps {
+  src: string;
+  width: number;
+  quality?: number;
+}
+export function createNextLoader(settings: {
+  base: string;
+  sourceBase?: string;
+  format?: ImageOptions["format"];
+  options?: Omit<ImageOptions, "width" | "quality" | "format">;
+}): (props: NextLoaderProps) => string;

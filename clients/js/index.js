@@ -1,0 +1,120 @@
+// ImageProxy client: builds /img URLs from options, signs them (HMAC-SHA256 with Web Crypto, as the
+// server checks them), makes srcset/sizes for a list of widths, and a loader for Next.js next/image.
+// ESM, no runtime dependencies; runs in browsers, Node >= 18, Deno, Bun and edge runtimes.
+
+/** Option names and the query parameters they become, in the order they are written. */
+const PARAMETERS = [
+  ["width", "w"], ["height", "h"], ["fit", "fit"], ["gravity", "g"], ["focalPoint", "fp"], ["crop", "crop"],
+  ["format", "format"], ["quality", "q"], ["dpr", "dpr"], ["background", "bg"], ["enlarge", "enlarge"],
+  ["progressive", "progressive"], ["filters", "filter"], ["lqip", "lqip"],
+];
+
+function parameterValue(name, value) {
+  if (typeof value === "boolean") return value ? "1" : "0";
+  if (Array.isArray(value)) return value.join(",");
+  if (name === "background" && typeof value === "string") return value.replace(/^#/, "");
+  return String(value);
+}
+
+/**
+ * The path and query of an /img request: `/img?url=<source>&w=...`. Parameters are written in a fixed
+ * order, so one set of options always gives one URL (one cache entry, one signature).
+ * @param {string} source absolute http(s) URL of the source image
+ * @param {import("./index.js").ImageOptions} [options]
+ * @returns {string}
+ */
+export function imagePath(source, options = {}) {
+  if (typeof source !== "string" || !/^https?:\/\//i.test(source)) {
+    throw new TypeError(`source must be an absolute http(s) URL, got ${JSON.stringify(source)}`);
+  }
+  const known = new Set(PARAMETERS.map(([name]) => name));
+  for (const name of Object.keys(options)) {
+    if (!known.has(name)) throw new TypeError(`unknown option ${name}`);
+  }
+  let path = `/img?url=${encodeURIComponent(source)}`;
+  for (const [name, parameter] of PARAMETERS) {
+    const value = options[name];
+    if (value === undefined || value === null || value === false) continue;
+    path += `&${parameter}=${encodeURIComponent(parameterValue(name, value))}`;
+  }
+  return path;
+}
+
+/** `base` without a trailing slash, joined to a path. */
+function join(base, path) {
+  return (base ?? "").replace(/\/+$/, "") + path;
+}
+
+/**
+ * A full /img URL (unsigned): `base` is where ImageProxy is served, e.g. `https://img.example.com`.
+ * @returns {string}
+ */
+export function imageURL(base, source, options = {}) {
+  return join(base, imagePath(source, options));
+}
+
+function base64url(bytes) {
+  let binary = "";
+  for (const byte of new Uint8Array(bytes)) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * Signs a path and query as the server checks it: appends `&sig=` + base64url(HMAC-SHA256(key, pathAndQuery)).
+ * Keep the key on servers and in builds: anyone holding it can make the proxy fetch any source.
+ * @param {string} pathAndQuery e.g. from {@link imagePath}
+ * @param {string} key the signing key (`IMAGEPROXY_SIGNING_KEY`)
+ * @param {{subtle?: SubtleCrypto}} [crypto] Web Crypto to use; `globalThis.crypto.subtle` by default
+ *   (Node 18: pass `(await import("node:crypto")).webcrypto.subtle`)
+ * @returns {Promise<string>}
+ */
+export async function sign(pathAndQuery, key, { subtle } = {}) {
+  const engine = subtle ?? globalThis.crypto?.subtle;
+  if (!engine) throw new Error("Web Crypto is not available: pass { subtle }");
+  if (!key) throw new TypeError("a signing key is required");
+  const encoder = new TextEncoder();
+  const cryptoKey = await engine.importKey("raw", encoder.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = await engine.sign("HMAC", cryptoKey, encoder.encode(pathAndQuery));
+  return `${pathAndQuery}&sig=${base64url(mac)}`;
+}
+
+/**
+ * A full, signed /img URL.
+ * @returns {Promise<string>}
+ */
+export async function signedImageURL(base, source, options, key, crypto) {
+  return join(base, await sign(imagePath(source, options), key, crypto));
+}
+
+/**
+ * `srcset` and `sizes` for an <img>: one candidate per width (`url 320w, url 640w, ...`), the smallest as
+ * `src` (the fallback). With `key`, every candidate is signed (then it returns a Promise).
+ * @param {{base: string, source: string, widths: number[], sizes?: string, options?: object, key?: string, subtle?: SubtleCrypto}} spec
+ * @returns {{src: string, srcset: string, sizes: string} | Promise<{src: string, srcset: string, sizes: string}>}
+ */
+export function responsiveImage({ base, source, widths, sizes = "100vw", options = {}, key, subtle }) {
+  if (!Array.isArray(widths) || widths.length === 0) throw new TypeError("widths must be a non-empty array");
+  const sorted = [...new Set(widths.map((width) => Math.round(width)))].sort((a, b) => a - b);
+  const paths = sorted.map((width) => imagePath(source, { ...options, width }));
+  const assemble = (urls) => ({
+    src: urls[0],
+    srcset: urls.map((url, index) => `${url} ${sorted[index]}w`).join(", "),
+    sizes,
+  });
+  if (!key) return assemble(paths.map((path) => join(base, path)));
+  return Promise.all(paths.map(async (path) => join(base, await sign(path, key, { subtle })))).then(assemble);
+}
+
+/**
+ * A loader for Next.js `next/image` (`images.loader: "custom"`, `loaderFile`), for deployments without
+ * signed URLs (a loader runs in the browser too, where no key may be): `({src, width, quality}) => url`.
+ * Relative `src` is resolved against `sourceBase` (your site), since ImageProxy fetches absolute URLs.
+ * @param {{base: string, sourceBase?: string, format?: string, options?: object}} settings
+ * @returns {(props: {src: string, width: number, quality?: number}) => string}
+ */
+export function createNextLoader({ base, sourceBase, format = "auto", options = {} }) {
+  return function imageProxyLoader({ src, width, quality }) {
+    const source = /^https?:\/\//i.test(src) ? src : new URL(src, sourceBase).toString();
+    return imageURL(base, source, { ...options, width, quality, format });
+  };
+}

@@ -1,0 +1,56 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHmac, webcrypto } from "node:crypto";
+import { createNextLoader, imagePath, imageURL, responsiveImage, sign, signedImageURL } from "../index.js";
+
+const source = "https://example.com/photos/a b.jpg?v=2";
+
+test("paths encode the source and write options in a fixed order", () => {
+  assert.equal(imagePath(source), "/img?url=https%3A%2F%2Fexample.com%2Fphotos%2Fa%20b.jpg%3Fv%3D2");
+  const path = imagePath(source, {
+    quality: 70, width: 300, format: "webp", fit: "cover", height: 200, filters: ["grayscale", "round:20"],
+    focalPoint: [0.3, 0.6], crop: [0, 0, "0.5", "1.0"], background: "#ff0000", enlarge: true, progressive: false,
+  });
+  assert.equal(
+    path,
+    "/img?url=https%3A%2F%2Fexample.com%2Fphotos%2Fa%20b.jpg%3Fv%3D2&w=300&h=200&fit=cover&fp=0.3%2C0.6"
+      + "&crop=0%2C0%2C0.5%2C1.0&format=webp&q=70&bg=ff0000&enlarge=1&filter=grayscale%2Cround%3A20",
+  );
+  assert.equal(imageURL("https://img.example.com/", source, { width: 10 }), "https://img.example.com" + imagePath(source, { width: 10 }));
+});
+
+test("bad input is refused with a message", () => {
+  assert.throws(() => imagePath("/relative.jpg"), /absolute http\(s\) URL/);
+  assert.throws(() => imagePath(source, { widht: 3 }), /unknown option widht/);
+  assert.throws(() => responsiveImage({ base: "", source, widths: [] }), /non-empty/);
+});
+
+test("signatures are the server's: base64url HMAC-SHA256 of path and query", async () => {
+  const path = imagePath(source, { width: 300 });
+  const expected = createHmac("sha256", "secret").update(path).digest("base64url");
+  assert.equal(await sign(path, "secret", { subtle: webcrypto.subtle }), `${path}&sig=${expected}`);
+  const url = await signedImageURL("https://img.example.com", source, { width: 300 }, "secret", { subtle: webcrypto.subtle });
+  assert.equal(url, `https://img.example.com${path}&sig=${expected}`);
+  await assert.rejects(sign(path, "", { subtle: webcrypto.subtle }), /signing key is required/);
+});
+
+test("srcset has one candidate per width, smallest first, and sizes", async () => {
+  const image = responsiveImage({ base: "https://i.test", source, widths: [640, 320, 320, 1280], sizes: "(max-width: 600px) 100vw, 50vw", options: { format: "auto" } });
+  assert.equal(image.src, "https://i.test" + imagePath(source, { format: "auto", width: 320 }));
+  assert.deepEqual(image.srcset.split(", ").map((candidate) => candidate.split(" ")[1]), ["320w", "640w", "1280w"]);
+  assert.equal(image.sizes, "(max-width: 600px) 100vw, 50vw");
+  const signed = await responsiveImage({ base: "https://i.test", source, widths: [100, 200], key: "k", subtle: webcrypto.subtle });
+  for (const candidate of signed.srcset.split(", ")) assert.match(candidate, /&sig=[A-Za-z0-9_-]{43} \d+w$/);
+});
+
+test("the Next.js loader makes absolute sources and passes width and quality", () => {
+  const loader = createNextLoader({ base: "https://img.example.com", sourceBase: "https://www.example.com", options: { fit: "contain" } });
+  assert.equal(
+    loader({ src: "/hero.jpg", width: 828, quality: 75 }),
+    "https://img.example.com/img?url=https%3A%2F%2Fwww.example.com%2Fhero.jpg&w=828&fit=contain&format=auto&q=75",
+  );
+  assert.equal(
+    loader({ src: "https://cdn.example.org/x.png", width: 64 }),
+    "https://img.example.com/img?url=https%3A%2F%2Fcdn.example.org%2Fx.png&w=64&fit=contain&format=auto",
+  );
+});

@@ -1,0 +1,125 @@
+"""Tests of imageproxy_client: URL building and signing, and against the real binary (IMAGEPROXY_BINARY,
+set by the Swift test suite's ClientLibraryTests) with a local origin on 127.0.0.1."""
+
+import doctest
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+import imageproxy_client
+from imageproxy_client import image_path, sign, signed_image_url, srcset
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PHOTO = open(os.path.join(HERE, "..", "fixtures", "photo.jpg"), "rb").read()
+
+
+class BuildingAndSigning(unittest.TestCase):
+    def test_docstring_examples(self):
+        failures, _ = doctest.testmod(imageproxy_client)
+        self.assertEqual(failures, 0)
+
+    def test_options_in_a_fixed_order(self):
+        path = image_path("https://example.com/a b.jpg?v=2", quality=70, width=300, crop=(0, 0, "0.5", "1.0"),
+                          background="#ff0000", enlarge=True, progressive=False, filters=["grayscale", "round:20"])
+        self.assertEqual(path, "/img?url=https%3A%2F%2Fexample.com%2Fa%20b.jpg%3Fv%3D2&w=300&crop=0%2C0%2C0.5%2C1.0"
+                               "&q=70&bg=ff0000&enlarge=1&filter=grayscale%2Cround%3A20")
+
+    def test_same_url_as_the_javascript_client(self):
+        # The JavaScript client's test writes the same options in the same order.
+        path = image_path("https://example.com/photos/a b.jpg?v=2", quality=70, width=300, format="webp", fit="cover",
+                          height=200, filters=["grayscale", "round:20"], focal_point=(0.3, 0.6),
+                          crop=(0, 0, "0.5", "1.0"), background="#ff0000", enlarge=True, progressive=False)
+        self.assertEqual(path, "/img?url=https%3A%2F%2Fexample.com%2Fphotos%2Fa%20b.jpg%3Fv%3D2&w=300&h=200&fit=cover"
+                               "&fp=0.3%2C0.6&crop=0%2C0%2C0.5%2C1.0&format=webp&q=70&bg=ff0000&enlarge=1"
+                               "&filter=grayscale%2Cround%3A20")
+
+    def test_bad_input(self):
+        with self.assertRaises(ValueError):
+            image_path("/relative.jpg")
+        with self.assertRaisesRegex(TypeError, "unknown option widht"):
+            image_path("https://example.com/a.jpg", widht=3)
+        with self.assertRaises(ValueError):
+            sign("/img?url=x", "")
+
+    def test_srcset(self):
+        value = srcset("https://i.test", "https://example.com/a.jpg", [640, 320, 320], key="k", format="webp")
+        candidates = value.split(", ")
+        self.assertEqual([candidate.split(" ")[1] for candidate in candidates], ["320w", "640w"])
+        for candidate in candidates:
+            self.assertRegex(candidate, r"^https://i\.test/img\?url=.*&format=webp&sig=[A-Za-z0-9_-]{43} \d+w$")
+
+
+class _Origin(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/photo.jpg":
+            self.send_response(200)
+            self.send_header("Content-Type", "image/jpeg")
+            self.send_header("Content-Length", str(len(PHOTO)))
+            self.end_headers()
+            self.wfile.write(PHOTO)
+        else:
+            self.send_error(404)
+
+    def log_message(self, *arguments):
+        pass
+
+
+@unittest.skipUnless(os.environ.get("IMAGEPROXY_BINARY"), "IMAGEPROXY_BINARY not set")
+class AgainstTheBinary(unittest.TestCase):
+    def setUp(self):
+        self.origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Origin)
+        threading.Thread(target=self.origin.serve_forever, daemon=True).start()
+        self.cache = tempfile.mkdtemp(prefix="imageproxy-py-")
+        self.key = "python-client-key"
+        environment = {"PATH": "/usr/bin:/bin", "IMAGEPROXY_BIND": "127.0.0.1:0", "IMAGEPROXY_CACHE_DIR": self.cache,
+                       "IMAGEPROXY_ALLOW_LOOPBACK_SOURCES": "true", "IMAGEPROXY_SIGNING_KEY": self.key}
+        self.proxy = subprocess.Popen([os.environ["IMAGEPROXY_BINARY"]], env=environment, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE)
+        output, deadline = b"", time.time() + 20
+        while time.time() < deadline:
+            line = self.proxy.stderr.readline()
+            output += line
+            match = re.search(rb"listening on 127\.0\.0\.1:(\d+)", output)
+            if match:
+                self.port = int(match.group(1))
+                break
+        else:
+            self.fail("no listening line: %r" % output)
+
+    def tearDown(self):
+        self.proxy.terminate()
+        self.proxy.wait(10)
+        self.proxy.stderr.close()
+        self.origin.shutdown()
+        self.origin.server_close()
+        shutil.rmtree(self.cache, ignore_errors=True)
+
+    def status(self, url):
+        try:
+            with urllib.request.urlopen(url, timeout=20) as response:
+                return response.status, response.headers.get("Content-Type"), response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, None, b""
+
+    def test_signed_urls_are_served_and_unsigned_refused(self):
+        base = "http://127.0.0.1:%d" % self.port
+        source = "http://127.0.0.1:%d/photo.jpg" % self.origin.server_address[1]
+        url = signed_image_url(base, source, self.key, width=48, format="png")
+        status, content_type, body = self.status(url)
+        self.assertEqual(status, 200)
+        self.assertEqual(content_type, "image/png")
+        self.assertEqual(int.from_bytes(body[16:20], "big"), 48)
+        self.assertEqual(self.status(base + image_path(source, width=48, format="png"))[0], 403)
+        self.assertEqual(self.status(url.replace("w=48", "w=49"))[0], 403)
+
+
+if __name__ == "__main__":
+    unittest.main()
