@@ -10,6 +10,8 @@ struct ImageProxyCommand: AsyncParsableCommand {
             Settings come from config/imageproxy.yaml (when present, or --config), overridden by IMAGEPROXY_*
             environment variables (e.g. IMAGEPROXY_BIND=0.0.0.0:8080). config/imageproxy.yaml lists every key.
             """,
-        subcommands: [ServeCommand.self, ProbeCommand.self, SignCommand.self, CacheCommand.self, StatusCommand.self],
+        subcommands: [
+            ServeCommand.self, ProbeCommand.self, SignCommand.self, CacheCommand.self, StatusCommand.self, OpenAPICommand.self,
+        ],
         defaultSubcommand: ServeCommand.self)
 }

@@ -131,6 +131,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
         case "/ready": "ready"
         case "/metrics": "metrics"
         case "/", "/status", "/status/live": "status"
+        case "/openapi.json": "openapi"
         case "/cache", "/cache/stats": "cache_admin"
         default: "other"
         }

@@ -41,10 +41,15 @@ public enum ProxyApplication {
         router.get("/favicon.ico") { _, _ in
             Response(status: .noContent, headers: [.cacheControl: "public, max-age=86400"])
         }
+        router.get("/openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json", .cacheControl: "public, max-age=3600"],
+                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+        }
         router.answerOtherMethods(
             of: [
                 ("/img", [.get, .head]), ("/info", [.get]), ("/prefetch", [.post]), ("/health", [.get]), ("/ready", [.get]),
-                ("/cache", [.delete]), ("/cache/stats", [.get]), ("/", [.get]), ("/status", [.get]), ("/status/live", [.get]),
+                ("/cache", [.delete]), ("/cache/stats", [.get]), ("/", [.get]), ("/status", [.get]), ("/status/live", [.get]), ("/openapi.json", [.get]),
             ] + (configuration.observability.metricsBind.isEmpty ? [("/metrics", [.get])] : []))
         return router
     }
