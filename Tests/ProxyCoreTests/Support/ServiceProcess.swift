@@ -116,12 +116,14 @@ func httpGet(port: Int, path: String, timeout: TimeInterval = 20) async throws -
 
 /// An HTTP request over a new connection; returns status, body and response headers.
 func httpRequest(
-    port: Int, path: String, method: String = "GET", body: Data? = nil, timeout: TimeInterval = 20
+    port: Int, path: String, method: String = "GET", body: Data? = nil, headers requestHeaders: [String: String] = [:],
+    timeout: TimeInterval = 20
 ) async throws -> (status: Int, body: Data, headers: [String: String]) {
     var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
     request.timeoutInterval = timeout
     request.httpMethod = method
     request.httpBody = body
+    for (name, value) in requestHeaders { request.setValue(value, forHTTPHeaderField: name) }
     let configuration = URLSessionConfiguration.ephemeral
     configuration.httpMaximumConnectionsPerHost = 16
     let session = URLSession(configuration: configuration)
