@@ -47,6 +47,20 @@ import Testing
         #expect(try await ProxyConfiguration.load(filePath: path, environment: [:]).cache.ignoredSourceParameters == ["a", "b*"])
     }
 
+    @Test func listItemsKeepTheirCommas() async throws {
+        let header = "*.example.com=Accept: image/webp,image/*;q=0.8"
+        let path = try temporaryFile("security:\n  originHeaders:\n    - \"\(header)\"\n    - \"b.example=X-Token: 1,2\"\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let fromFile = try await ProxyConfiguration.load(filePath: path, environment: [:])
+        #expect(fromFile.security.originHeaders == [header, "b.example=X-Token: 1,2"])
+        // In the environment, a JSON array keeps commas inside items; plain text splits on them.
+        let fromJSON = try await ProxyConfiguration.load(
+            filePath: nil, environment: ["IMAGEPROXY_SECURITY_ORIGIN_HEADERS": #"["\#(header)", "c.example=A: b"]"#])
+        #expect(fromJSON.security.originHeaders == [header, "c.example=A: b"])
+        let widths = try await ProxyConfiguration.load(filePath: nil, environment: ["IMAGEPROXY_HTTP_CLIENT_HINT_WIDTHS": "800, 100,400"])
+        #expect(widths.http.clientHintWidths == [100, 400, 800])
+    }
+
     @Test func jsonFilesAreAccepted() async throws {
         let path = try temporaryFile(#"{"image": {"maxDimension": 2000}, "cache": {"defaultTtl": 60, "ignoredSourceParams": ["sig", "X-Foo-*"]}}"#, extension: "json")
         defer { try? FileManager.default.removeItem(atPath: path) }

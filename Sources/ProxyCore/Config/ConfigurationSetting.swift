@@ -8,8 +8,10 @@ struct ConfigurationSetting: Sendable {
     let expectation: String
     /// Applies a textual value; returns false when the text is malformed or out of range.
     let apply: @Sendable (inout ProxyConfiguration, String) -> Bool
-    /// Whether the value is a list (a YAML sequence, or comma-separated text in the environment).
-    var isList = false
+    /// Applies a list's items as they are (commas inside an item kept); nil for single values. A list is
+    /// a YAML sequence; in the environment comma-separated text, or a JSON array of strings when an item
+    /// itself holds a comma.
+    var applyItems: (@Sendable (inout ProxyConfiguration, [String]) -> Bool)?
     /// The current value as text, as the status page shows it.
     var read: @Sendable (ProxyConfiguration) -> String = { _ in "" }
     /// A credential (signing keys, tokens, origin headers): shown masked.
@@ -90,16 +92,36 @@ extension ConfigurationSetting {
     /// A list of strings; given as text, items are separated by commas. Each item must pass `isValid`.
     static func list(
         _ key: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, [String]> & Sendable,
-        expectation: String = "a list of strings (comma-separated in the environment)",
+        expectation: String = "a list of strings (comma-separated in the environment, or a JSON array)",
         isValid: @escaping @Sendable (String) -> Bool = { _ in true }
     ) -> ConfigurationSetting {
-        var setting = ConfigurationSetting(key: key, expectation: expectation) { configuration, text in
-            let items = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        .items(key, expectation: expectation) { configuration, items in
             guard items.allSatisfy(isValid) else { return false }
             configuration[keyPath: keyPath] = items
             return true
+        }.reading { $0[keyPath: keyPath].joined(separator: ", ") }
+    }
+
+    /// A list setting whose items `apply` turns into a value (items trimmed, empty ones dropped).
+    static func items(
+        _ key: String, expectation: String, _ apply: @escaping @Sendable (inout ProxyConfiguration, [String]) -> Bool
+    ) -> ConfigurationSetting {
+        var setting = ConfigurationSetting(key: key, expectation: expectation) { configuration, text in
+            apply(&configuration, splitList(text))
         }
-        setting.isList = true
-        return setting.reading { $0[keyPath: keyPath].joined(separator: ", ") }
+        setting.applyItems = { configuration, items in
+            apply(&configuration, items.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
+        return setting
+    }
+
+    /// The items of a list given as text: a JSON array of strings when it starts with `[` (so that an
+    /// item may hold a comma), else comma-separated.
+    static func splitList(_ text: String) -> [String] {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("["), let items = try? JSONDecoder().decode([String].self, from: Data(trimmed.utf8)) {
+            return items.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }

@@ -47,8 +47,22 @@ extension ProxyConfiguration {
         var configuration = ProxyConfiguration()
         for setting in settings {
             let key = ConfigKey(setting.key)
-            let listText = setting.isList ? reader.stringArray(forKey: key)?.joined(separator: ",") : nil
-            guard let text = listText ?? reader.string(forKey: key) else { continue }
+            if let applyItems = setting.applyItems {
+                // The environment's text is split here (JSON array or commas); a file's sequence is taken
+                // item by item, so an item keeps its commas.
+                let environmentText = strippedEnvironment[ConfigurationSetting.environmentSuffix(forKey: setting.key)]
+                guard
+                    let items = environmentText.map(ConfigurationSetting.splitList) ?? reader.stringArray(forKey: key)
+                        ?? reader.string(forKey: key).map(ConfigurationSetting.splitList)
+                else { continue }
+                guard applyItems(&configuration, items) else {
+                    throw ConfigurationError(
+                        "invalid value '\(items.joined(separator: ", "))' for \(setting.key) (\(setting.environmentName)): "
+                            + "expected \(setting.expectation)")
+                }
+                continue
+            }
+            guard let text = reader.string(forKey: key) else { continue }
             guard setting.apply(&configuration, text) else {
                 throw ConfigurationError(
                     "invalid value '\(text)' for \(setting.key) (\(setting.environmentName)): expected \(setting.expectation)")

@@ -81,17 +81,12 @@ extension ProxyConfiguration {
             item == "*" || ((item.hasPrefix("http://") || item.hasPrefix("https://")) && !item.dropFirst(8).contains("/"))
         },
         .boolean("http.clientHints", \.http.clientHints),
-        {
-            var setting = ConfigurationSetting(key: "http.clientHintWidths", expectation: "ascending widths in 1...65535") {
-                configuration, text in
-                let items = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
-                guard !items.isEmpty, items.allSatisfy({ $0.map { (1...65_535).contains($0) } ?? false }) else { return false }
-                configuration.http.clientHintWidths = items.compactMap { $0 }.sorted()
-                return true
-            }
-            setting.isList = true
-            return setting.reading { $0.http.clientHintWidths.map(String.init).joined(separator: ", ") }
-        }(),
+        ConfigurationSetting.items("http.clientHintWidths", expectation: "widths in 1...65535") { configuration, items in
+            let widths = items.map { Int($0) }
+            guard !widths.isEmpty, widths.allSatisfy({ $0.map { (1...65_535).contains($0) } ?? false }) else { return false }
+            configuration.http.clientHintWidths = widths.compactMap { $0 }.sorted()
+            return true
+        }.reading { $0.http.clientHintWidths.map(String.init).joined(separator: ", ") },
         .integer("http.saveDataQuality", 0...100, \.http.saveDataQuality),
         .boolean("http.contentDisposition", \.http.contentDisposition),
         .text("log.format", "logfmt or json", \.observability.logFormat, allowed: ["logfmt", "json"]),

@@ -75,9 +75,6 @@ public final class OriginFetcher: Sendable {
 
     private static let globalInit: Void = { _ = ipx_curl_global_init() }()
 
-    /// Kept for symmetry with the other services: the transfer thread starts with the fetcher.
-    public func start() {}
-
     /// Aborts what still runs and stops the transfer thread.
     public func shutdown() async throws { await driver.shutdown() }
 

@@ -82,7 +82,6 @@ public final class ProxyRuntime: Service, Sendable {
                 downloadSlots: configuration.fetch.concurrency, maxPending: configuration.queue.maxPending,
                 order: configuration.queue.order),
             originalAdmission: OriginalAdmission(policy: configuration.cache.storeOriginals))
-        fetcher.start()
         transformPool.start()
         let pool = transformPool
         LibvipsLogForwarder(logger: logger, runningRequestIDs: { pool.runningRequestIDs }).install()
