@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "ImageProxy", targets: ["ImageProxy"]),
         .library(name: "ProxyCore", targets: ["ProxyCore"]),
+        .library(name: "ImageCore", targets: ["ImageCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -42,9 +43,19 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // Imaging: request options, variant keys, the imaging steps over libvips and the JPEG DC decoder.
+        // Knows nothing of HTTP, caches, configuration files or the network.
+        .target(
+            name: "ImageCore",
+            dependencies: [
+                "CVipsShim",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "ProxyCore",
             dependencies: [
+                "ImageCore",
                 "CVipsShim",
                 "CCurlShim",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -67,6 +78,7 @@ let package = Package(
             name: "ImageProxy",
             dependencies: [
                 "ProxyCore",
+                "ImageCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -79,6 +91,7 @@ let package = Package(
             name: "ProxyCoreTests",
             dependencies: [
                 "ProxyCore",
+                "ImageCore",
                 "CVipsShim",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import ImageCore
 #endif
 
 /// Talks to a running instance for the ops commands (`cache`, `status`, `probe`): plain HTTP on

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ProxyCore
+import ImageCore
 
 /// `ImageProxy cache stats` and `ImageProxy cache purge --url SOURCE | --all`, against a running instance's
 /// admin API (`IMAGEPROXY_CACHE_ADMIN_TOKEN`).

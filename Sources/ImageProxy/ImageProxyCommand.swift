@@ -1,4 +1,5 @@
 import ArgumentParser
+import ImageCore
 
 /// The `ImageProxy` executable. With no subcommand it serves (`serve`).
 @main

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ProxyCore
+import ImageCore
 
 /// `ImageProxy openapi`: prints the OpenAPI 3.1 document the service serves at `/openapi.json`.
 struct OpenAPICommand: ParsableCommand {

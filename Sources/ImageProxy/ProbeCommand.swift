@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ImageCore
 
 /// `ImageProxy probe URL`: exits 0 when URL answers 2xx within 3 s (a container HEALTHCHECK without curl).
 struct ProbeCommand: AsyncParsableCommand {

@@ -5,6 +5,7 @@ import Metrics
 import Prometheus
 import ProxyCore
 import ServiceLifecycle
+import ImageCore
 
 /// `ImageProxy serve`: reads configuration, bootstraps logging, runs the services until SIGTERM.
 struct ServeCommand: AsyncParsableCommand {

@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 /// An integer shared between threads. A class, so that types with throwing initialisers can hold one
 /// (Swift 6.3's optimiser crashes on a `~Copyable` `Atomic` stored directly in such a class).

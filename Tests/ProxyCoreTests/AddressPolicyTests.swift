@@ -1,5 +1,6 @@
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 @Suite struct AddressPolicyTests {
     private func classOf(_ text: String) throws -> AddressPolicy.AddressClass {

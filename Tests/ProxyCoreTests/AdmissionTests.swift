@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// The request deadline and prefetching (load shedding: ``DownloadQueueTests``).
 @Suite(.timeLimit(.minutes(2))) struct AdmissionTests {

@@ -5,6 +5,7 @@ import Logging
 import HummingbirdTesting
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// The memory and disk tiers and the HTTP caching rules, against a live counting origin, real SQLite and files.
 @Suite(.timeLimit(.minutes(2))) struct CacheTests {

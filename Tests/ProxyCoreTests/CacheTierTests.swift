@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// The tiers on their own: byte budgets under churn, recovery, the freshness rules.
 @Suite struct CacheTierTests {

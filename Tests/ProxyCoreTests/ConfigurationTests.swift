@@ -1,6 +1,7 @@
 import Foundation
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 @Suite struct ConfigurationTests {
     private func temporaryFile(_ text: String, extension fileExtension: String = "yaml") throws -> String {

@@ -6,6 +6,7 @@ import ProxyCore
 import Testing
 #if canImport(Glibc)
 import Glibc
+@testable import ImageCore
 #endif
 
 /// kill -9 of the real executable while it writes its disk cache, then a restart on the same folder.

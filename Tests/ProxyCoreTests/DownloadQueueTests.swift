@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// The download and transform queues against a live origin: deduplication, priorities,
 /// cancellation, load shedding and resumed downloads.

@@ -4,6 +4,7 @@ import HTTPTypes
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// The memory-hit fast path (in front of NIO's HTTP decoder) against the decoder and router alone
 /// (`server.memoryHitFastPath: false`): the same byte sequences, sent whole, byte by byte and in 1- and

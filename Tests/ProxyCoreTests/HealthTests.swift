@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 @Suite(.timeLimit(.minutes(2))) struct HealthTests {
     @Test func healthRunsTheLibvipsSelfCheckAndReadyReportsReadiness() async throws {

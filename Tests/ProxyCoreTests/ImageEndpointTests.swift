@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// `/img` end to end: a live origin, the live proxy, real libcurl and libvips; results decoded with libvips.
 @Suite(.timeLimit(.minutes(2))) struct ImageEndpointTests {

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// Every error status of `/img`, produced by real failures of a live origin.
 @Suite(.timeLimit(.minutes(2))) struct ImageErrorTests {

@@ -1,5 +1,6 @@
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 @Suite struct ImageRequestTests {
     private let limits = ImageRequest.Limits(maxDimension: 4096)

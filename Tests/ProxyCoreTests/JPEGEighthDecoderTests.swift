@@ -2,8 +2,9 @@ import CVipsShim
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
-private typealias Image = ProxyCore.VipsImage
+private typealias Image = ImageCore.VipsImage
 
 /// The DC-only decoder against libjpeg's own 1/8-scale decode, layout by layout.
 @Suite struct JPEGEighthDecoderTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// The buffered log writer: lines reach the descriptor in order, off the caller's thread; a full
 /// buffer drops (and counts) lines instead of blocking.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// Framing requests from raw bytes: what may be a memory hit, what goes to the router whole, and
 /// what the HTTP decoder must take over.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import ImageCore
 
 /// Every refused address class, as a literal and as a redirect target from an allowed origin, checked
 /// with the real binary inside a network namespace that has loopback only (`unshare -rn`): no packet can

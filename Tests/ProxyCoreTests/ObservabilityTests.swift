@@ -8,6 +8,7 @@ import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
+@testable import ImageCore
 #endif
 
 /// Metrics, Server-Timing, request ids, the access log and the status page, end to end.

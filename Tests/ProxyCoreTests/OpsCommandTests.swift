@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// The ops commands of the real binary against a real running instance: `cache stats`, `cache purge`,
 /// `status` and `probe`, with clear errors for a stopped instance and a missing or wrong token.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// The alert and recording rules in `deploy/prometheus/` and the Grafana dashboard in `deploy/grafana/`
 /// name only metrics the binary exports: the real `/metrics` is scraped after traffic that creates every

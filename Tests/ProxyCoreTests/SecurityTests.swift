@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// Signed URLs, source restrictions, loops, security headers, hostile input.
 @Suite(.timeLimit(.minutes(2))) struct SecurityTests {

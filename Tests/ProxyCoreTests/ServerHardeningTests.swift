@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// The HTTP server's own limits, probed byte by byte over raw connections.
 @Suite(.timeLimit(.minutes(1))) struct ServerHardeningTests {

@@ -1,5 +1,6 @@
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// JPEG shrink-on-load: the factor chosen, and the DC-only decode of progressive JPEGs.
 @Suite struct ShrinkOnLoadTests {

@@ -8,6 +8,7 @@ import Glibc
 #endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+@testable import ImageCore
 #endif
 
 /// Graceful shutdown of the real executable.

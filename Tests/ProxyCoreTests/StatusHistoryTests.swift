@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// The status page's history: histogram percentiles, the ring, interval accounting and the SVG charts.
 @Suite struct StatusHistoryTests {

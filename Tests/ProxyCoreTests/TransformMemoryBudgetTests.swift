@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// `image.maxTransformBytes`: transforms reserve their estimated working set before decoding.
 @Suite(.timeLimit(.minutes(1))) struct TransformMemoryBudgetTests {

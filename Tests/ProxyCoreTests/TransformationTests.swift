@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// Fits, gravities, filters, formats, animation, placeholders and `/info`, decoded with libvips.
 @Suite(.timeLimit(.minutes(2))) struct TransformationTests {

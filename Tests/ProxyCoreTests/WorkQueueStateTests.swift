@@ -1,5 +1,6 @@
 import ProxyCore
 import Testing
+@testable import ImageCore
 
 /// The queue's rules on the pure state machine: joining, priorities, order, bounds, leaving.
 @Suite struct WorkQueueStateTests {

@@ -1,3 +1,4 @@
+import ImageCore
 /// `Cache-Control: only-if-cached` asked for something the caches do not hold: 504, as RFC 9111 says.
 public struct CacheMissError: PublicError {
     public init() {}

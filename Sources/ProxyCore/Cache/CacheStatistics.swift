@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 /// Lookup counters per tier, for `GET /cache/stats` (and metrics).
 public final class CacheStatistics: Sendable {

@@ -1,4 +1,5 @@
 import NIOCore
+import ImageCore
 
 extension CachedVariant {
     /// A variant read back from the disk tier.

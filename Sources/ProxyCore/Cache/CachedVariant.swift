@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import ImageCore
 
 /// An encoded variant as the caches keep it, ready to be sent.
 public struct CachedVariant: Sendable {

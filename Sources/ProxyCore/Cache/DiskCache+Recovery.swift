@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ImageCore
 
 extension DiskCache {
     /// What start-up recovery changed.

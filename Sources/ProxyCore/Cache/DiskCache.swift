@@ -3,6 +3,7 @@ import GRDB
 import Logging
 import NIOPosix
 import Synchronization
+import ImageCore
 
 /// The disk tier: one file per entry under `objects/<2 hex>/<key>`, indexed in SQLite.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ImageCore
 
 /// The SQLite index of the disk cache (GRDB, WAL): opening, migrating, and the start-afresh fallback.
 struct DiskCacheIndex {

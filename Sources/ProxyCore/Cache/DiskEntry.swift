@@ -1,4 +1,5 @@
 import GRDB
+import ImageCore
 
 /// One row of the disk cache index: what a cached file holds and how long it stays fresh.
 public struct DiskEntry: Sendable, Equatable, Codable, FetchableRecord, PersistableRecord {

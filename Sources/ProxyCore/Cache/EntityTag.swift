@@ -1,3 +1,4 @@
+import ImageCore
 /// Strong entity tags and `If-None-Match` comparison.
 public enum EntityTag {
     /// A strong, quoted ETag derived from the bytes (128 bits of SHA-256).

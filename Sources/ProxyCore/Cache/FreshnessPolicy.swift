@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// Turns an origin's caching headers into how long the service may reuse its answer.
 ///

@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 /// The memory tier: a least-recently-used map of variants, bounded in bytes.
 ///

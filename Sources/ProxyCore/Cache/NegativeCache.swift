@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ImageCore
 
 /// Remembers origin failures for a short while, so a missing or failing source is not fetched again
 /// on every request: 404/410 for `negativeTTL`, other failures (after their retries) for `errorTTL`.

@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 /// Which downloaded originals are written to the disk cache (`cache.storeOriginals`).
 ///

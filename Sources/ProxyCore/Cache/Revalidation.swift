@@ -1,3 +1,4 @@
+import ImageCore
 /// What the origin's `Cache-Control` asks of a cache reusing its answer, kept with every entry made
 /// from it and passed on to clients.
 public enum Revalidation: String, Sendable, Codable, Equatable {

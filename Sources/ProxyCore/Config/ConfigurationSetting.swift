@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// One configuration key: its dotted name, what it accepts, and how it updates a ``ProxyConfiguration``.
 struct ConfigurationSetting: Sendable {

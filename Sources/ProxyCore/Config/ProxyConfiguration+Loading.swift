@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import SystemPackage
 import Yams
+import ImageCore
 
 extension ProxyConfiguration {
     /// The file read when no `--config` is given and it exists in the working directory.

@@ -1,3 +1,5 @@
+import ImageCore
+
 extension ProxyConfiguration {
     /// Every key the service understands. `config/imageproxy.yaml` documents the same list.
     static let settings: [ConfigurationSetting] = [

@@ -1,3 +1,4 @@
+import ImageCore
 /// Everything the service can be told at start-up, as value types with documented defaults.
 ///
 /// `config/imageproxy.yaml` lists the same keys with the same defaults; environment variables

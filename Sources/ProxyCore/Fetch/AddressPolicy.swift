@@ -1,3 +1,4 @@
+import ImageCore
 /// Decides, at connect time, whether a resolved address may be fetched from (the SSRF guard).
 ///
 /// Public unicast addresses are allowed; every other class is refused unless switched on: loopback and

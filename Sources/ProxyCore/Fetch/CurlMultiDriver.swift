@@ -1,6 +1,7 @@
 import CCurlShim
 import Foundation
 import Synchronization
+import ImageCore
 
 /// One libcurl multi handle driven by one thread: every origin transfer runs on it, sharing its
 /// connection cache (keep-alive connections are reused across transfers) without a thread per transfer.

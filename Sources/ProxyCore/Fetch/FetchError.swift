@@ -1,3 +1,4 @@
+import ImageCore
 /// Why a source could not be fetched.
 public enum FetchError: PublicError, Equatable {
     /// The source resolved only to addresses the policy refuses, or redirected to a refused scheme.

@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// The bytes of a source and what its origin said about them.
 public struct FetchedSource: Sendable {

@@ -1,3 +1,4 @@
+import ImageCore
 /// Source host patterns a deployment accepts: `images.example.com` (exactly) or `*.example.com`
 /// (any subdomain). Empty allows every host.
 public struct HostAllowlist: Sendable, Equatable {

@@ -2,6 +2,7 @@
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import ImageCore
 #endif
 
 extension IPAddress {

@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// A resolved peer address, as libcurl is about to connect to it.
 public enum IPAddress: Sendable, Hashable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import CCurlShim
 import Foundation
 import Logging
+import ImageCore
 
 /// Downloads sources with libcurl: http(s) only (redirects too), bounded redirects, connect and total
 /// timeouts, a size limit enforced while streaming, and the ``AddressPolicy`` applied to every address

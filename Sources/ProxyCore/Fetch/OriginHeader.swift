@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// A request header sent only to origins whose host matches a pattern (per-origin credentials),
 /// written in configuration as `pattern=Name: value`, e.g. `*.private.example.com=Authorization: Basic dXNlcjpwdw==`.

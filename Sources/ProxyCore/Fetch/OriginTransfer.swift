@@ -1,5 +1,6 @@
 import CCurlShim
 import Foundation
+import ImageCore
 
 /// One download through the shared ``CurlMultiDriver``, configured from ``OriginFetcher/Settings``:
 /// each hop of a redirect chain is one libcurl easy transfer.

@@ -1,3 +1,4 @@
+import ImageCore
 /// What an origin said to identify a version of a source, for conditional requests.
 public struct OriginValidators: Sendable, Equatable {
     /// The origin's `ETag`, as sent.

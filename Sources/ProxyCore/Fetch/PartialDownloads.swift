@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ImageCore
 
 /// The received beginnings of downloads that were aborted because nobody waited for them any more,
 /// kept in memory (bounded by bytes, oldest dropped first) so that the next request for the same URL

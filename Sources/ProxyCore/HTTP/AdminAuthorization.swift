@@ -1,5 +1,6 @@
 import Crypto
 import Hummingbird
+import ImageCore
 
 /// The admin credential check: `Authorization: Bearer <cache.adminToken>`, compared in constant time.
 enum AdminAuthorization {

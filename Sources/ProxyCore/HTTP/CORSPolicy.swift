@@ -1,4 +1,5 @@
 import HTTPTypes
+import ImageCore
 
 /// Cross-origin reads of `/img` and `/info` (`http.corsOrigins`): pages draw images on canvas/WebGL and
 /// `fetch()` `/info`. `*` allows every origin (`Access-Control-Allow-Origin: *`, the same answer for

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTPTypes
 import Synchronization
+import ImageCore
 
 /// Tells a request that its client went away: the connection's input closed (the client closed its
 /// socket; a waiting HTTP/1.1 client never half-closes), the connection failed, or it closed.

@@ -2,6 +2,7 @@ import HTTPTypes
 import HummingbirdCore
 import NIOCore
 import NIOHTTPTypes
+import ImageCore
 
 /// Closes a connection whose request headers do not arrive in time: from the connection's start, and
 /// from the end of each response to the next request (slowloris; also bounds idle keep-alive); and one

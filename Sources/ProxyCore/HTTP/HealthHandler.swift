@@ -1,4 +1,5 @@
 import Hummingbird
+import ImageCore
 
 /// `GET /health` (liveness, with a tiny libvips encode on the transform pool) and `GET /ready`.
 struct HealthHandler: Sendable {

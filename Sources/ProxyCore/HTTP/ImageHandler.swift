@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ImageCore
 
 /// `GET /img` and `GET /info`: check, parse, run the pipeline, answer with caching headers (or 304).
 struct ImageHandler: Sendable {

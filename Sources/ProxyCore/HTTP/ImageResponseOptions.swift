@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// What an image answer's headers depend on besides the variant, decided by the request and settings:
 /// which request headers it varies on, whether it asks for client hints, its download name.

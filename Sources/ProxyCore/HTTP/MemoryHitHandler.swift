@@ -1,4 +1,5 @@
 import NIOCore
+import ImageCore
 
 /// Answers `GET /img` memory-cache hits straight from the connection's bytes, in front of NIO's HTTP
 /// decoder: no header parsing beyond what the answer needs, no task, no thread hop, no middleware

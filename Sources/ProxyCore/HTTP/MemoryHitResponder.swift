@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdCore
 import NIOCore
 import Synchronization
+import ImageCore
 
 /// The memory-hit answer to a `GET /img` request, or nil when the router must answer (not a fresh
 /// memory hit, a bad query, a signed-URL setup).

@@ -1,4 +1,5 @@
 import Hummingbird
+import ImageCore
 
 /// `GET /metrics`: the Prometheus text exposition, scrape-time figures refreshed first.
 struct MetricsHandler: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import ImageCore
 
 /// Outermost middleware: gives each request an `X-Request-Id` (the client's, when it sent a sane one),
 /// adds `Server-Timing` (and `Timing-Allow-Origin`), records metrics and the status page's samples,

@@ -1,5 +1,6 @@
 import NIOCore
 import Synchronization
+import ImageCore
 
 /// Serialised status lines and fixed headers of recent memory-hit answers: everything but the request
 /// id and `Server-Timing`, which differ per request. An entry holds for the second it was made in (its

@@ -3,6 +3,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import ImageCore
 
 /// Builds the HTTP application (Hummingbird on SwiftNIO) around a ``ProxyRuntime``.
 public enum ProxyApplication {

@@ -1,6 +1,7 @@
 import HummingbirdCore
 import Logging
 import NIOCore
+import ImageCore
 
 /// Hummingbird's HTTP/1.1 channel with ``MemoryHitHandler`` in front of the HTTP decoder, and the
 /// connection handlers of this service behind it (header deadline, client disconnects, router request

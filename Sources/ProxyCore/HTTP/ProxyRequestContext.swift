@@ -1,5 +1,6 @@
 import Hummingbird
 import NIOCore
+import ImageCore
 
 /// The request context of every route: Hummingbird's core storage plus this request's timings,
 /// its request id and the client's address.

@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import ImageCore
 
 /// Turns a ``PublicError`` into its status with a one-line plain-text body; any other error
 /// becomes a bare 500 (logged, never shown).

@@ -1,4 +1,5 @@
 import Hummingbird
+import ImageCore
 
 extension Response {
     /// A one-line `text/plain` response.

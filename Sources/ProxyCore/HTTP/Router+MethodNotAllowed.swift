@@ -1,4 +1,5 @@
 import Hummingbird
+import ImageCore
 
 extension Router {
     /// The methods a route could be asked with.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import ImageCore
 
 /// `GET /` and `GET /status`: a small self-contained HTML page for the people on call: uptime, version,
 /// request rate and latency percentiles over the last five minutes, charts of the last hour (inline SVG,

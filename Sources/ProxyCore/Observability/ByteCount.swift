@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// Byte counts for people: B, KiB, MiB, GiB, TiB (powers of 1024), one decimal.
 public enum ByteCount {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ImageCore
 
 /// Writes log lines to a file descriptor (standard error by default) from a thread of its own: callers
 /// only append to a bounded in-memory buffer, so a request never waits for the terminal, a pipe or a

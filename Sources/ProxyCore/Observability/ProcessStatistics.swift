@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 /// The standard `process_*` figures, read from `/proc` (Linux).
 public struct ProcessStatistics: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Prometheus
 import Synchronization
+import ImageCore
 
 /// Every metric the service exports, named in one place, created once, with label values from
 /// bounded sets (routes, status codes, tiers, stages, formats, reasons; never a URL).

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ImageCore
 
 /// A rolling record of recent requests for the status page: rate and latency percentiles over the last
 /// minutes, and the last errors. Bounded: at most `capacity` samples and `errorCapacity` errors.

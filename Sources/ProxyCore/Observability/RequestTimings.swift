@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 /// What one request went through: stage durations for `Server-Timing` and the access log, the cache
 /// tier that answered, the source host. Filled by the pipeline, read by the observability middleware.

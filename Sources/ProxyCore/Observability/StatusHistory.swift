@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 /// The last hour of the status page's charts: answers are counted into the open interval as they
 /// complete (one short lock, fixed-size counters); ``close(at:queueDepth:residentBytes:)`` (called by

@@ -1,3 +1,4 @@
+import ImageCore
 /// The last `capacity` samples, oldest first; appending past capacity drops the oldest. A value type,
 /// so that its arithmetic is tested on its own.
 public struct StatusSampleRing: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 /// Runs a request's `work` and stops waiting for it when `milliseconds` pass
 /// (``PipelineError/deadlinePassed(milliseconds:)``) or when `disconnect` fires (`CancellationError`):

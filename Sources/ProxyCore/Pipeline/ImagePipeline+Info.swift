@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import ImageCore
 
 extension ImagePipeline {
     /// `GET /info`: the source's ``ImageInfo`` as JSON, through the same caches, queues,

@@ -1,4 +1,5 @@
 import Foundation
+import ImageCore
 
 extension ImagePipeline {
     /// A source's bytes and how long they stay fresh.

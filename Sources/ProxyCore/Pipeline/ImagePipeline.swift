@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import ImageCore
 
 /// The `/img` request path as one readable sequence:
 /// memory → disk → original (disk, revalidated, or downloaded) → transform → store.

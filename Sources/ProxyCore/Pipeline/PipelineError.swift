@@ -1,3 +1,4 @@
+import ImageCore
 /// The pipeline refusing or giving up on work as a whole.
 public enum PipelineError: PublicError, Equatable {
     /// Too much uncached work is pending: try again shortly (503 + `Retry-After`).

@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 /// A counting semaphore for async code: at most `capacity` permits out at once, waiters served first
 /// come first served, a cancelled waiter leaves at once. A permit is given back when the last reference

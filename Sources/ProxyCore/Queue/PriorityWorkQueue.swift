@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 /// A deduplicating priority queue that runs async jobs: callers ask for the result under a key, the
 /// first one's `operation` runs once a slot is free, everyone waiting for that key gets its result.

@@ -1,3 +1,4 @@
+import ImageCore
 /// The bookkeeping of a deduplicating priority queue as a pure value type (no locks, no tasks, no
 /// clocks), so every rule can be tested on its own:
 ///

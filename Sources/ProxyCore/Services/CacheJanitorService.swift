@@ -1,5 +1,6 @@
 import Logging
 import ServiceLifecycle
+import ImageCore
 
 /// Every `cache.janitorInterval` seconds: flushes batched access times, removes expired entries and
 /// evicts least recently used ones until the disk budget holds.

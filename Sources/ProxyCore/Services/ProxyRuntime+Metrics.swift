@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 extension ProxyRuntime {
     /// Counters sampled from their owners at scrape time, to turn totals into increments.

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import ImageCore
 
 /// The long-lived parts of one running service: thread pools, caches, the pipeline.
 ///

@@ -1,4 +1,5 @@
 import Synchronization
+import ImageCore
 
 /// Whether the service should receive traffic: caches open and not shutting down.
 public final class Readiness: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import ServiceLifecycle
+import ImageCore
 
 /// Every `status.sampleSeconds`: closes the status page's open interval with the queue depth and the
 /// process's resident memory at that moment.

@@ -4,6 +4,7 @@ import HTTPTypes
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// Sources with an embedded profile (Display P3, Adobe RGB, CMYK, grey) come out as the sRGB colours a
 /// libvips `icc_transform` gives, on every decode path, and `/info` reports the converted colour.
@@ -14,7 +15,7 @@ import Testing
     static let grey = "/usr/share/color/icc/ghostscript/sgray.icc"
 
     /// The colour planted: a saturated red that every wide-gamut profile encodes differently.
-    static func source(profile: String) throws -> ProxyCore.VipsImage {
+    static func source(profile: String) throws -> ImageCore.VipsImage {
         try ConformanceImages.solid(red: 200, green: 60, blue: 40, width: 800, height: 600, profile: profile)
     }
 
@@ -47,14 +48,14 @@ import Testing
         try await withFixtures(files) { proxy, base, _ in
             for source in sources {
                 let reference = try ConformanceImages.referenceColour(of: source.bytes)
-                let raw = try ConformanceImages.meanColour(ProxyCore.VipsImage.decode(source.bytes))
+                let raw = try ConformanceImages.meanColour(ImageCore.VipsImage.decode(source.bytes))
                 // w=50: 1/8 path (progressive 4:4:4, grey); w=300: shrink-on-load; every output format.
                 for query in [[("w", "50"), ("format", "png")], [("w", "300"), ("format", "png")],
                               [("w", "300"), ("format", "webp")], [("w", "120"), ("format", "jpeg")],
                               [("w", "120"), ("format", "avif")], [("w", "120"), ("format", "gif")]] {
                     let response = try await proxy.image([("url", base + "/" + source.name)] + query)
                     try #require(response.status == .ok, "\(source.name) \(query): \(response.status) \(response.text)")
-                    let output = try ConformanceImages.meanColour(ProxyCore.VipsImage.decode(response.bytes))
+                    let output = try ConformanceImages.meanColour(ImageCore.VipsImage.decode(response.bytes))
                     let worst = zip(output, reference).map { abs($0 - $1) }.max() ?? 0
                     #expect(worst <= Self.tolerance, "\(source.name) \(query): \(output) vs icc_transform \(reference) (raw numbers \(raw))")
                 }
@@ -75,7 +76,7 @@ import Testing
         // Without conversion the colours would be visibly wrong: the check above can fail.
         for source in try Self.sources() where !source.name.hasPrefix("grey") {
             let reference = try ConformanceImages.referenceColour(of: source.bytes)
-            let raw = try ConformanceImages.meanColour(ProxyCore.VipsImage.decode(source.bytes))
+            let raw = try ConformanceImages.meanColour(ImageCore.VipsImage.decode(source.bytes))
             let difference = zip(raw, reference).map { abs($0 - $1) }.max() ?? 0
             #expect(difference > 3 * Self.tolerance || source.name == "cmyk.jpg", "\(source.name): raw \(raw) vs \(reference)")
         }
@@ -88,7 +89,7 @@ import Testing
         for frame in 0..<4 {
             for _ in 0..<(64 * 48) { pixels += [200, UInt8(60 + 10 * frame), 40] }
         }
-        let frames = try ProxyCore.VipsImage.fromPixels(pixels, width: 64, height: 48 * 4, bands: 3)
+        let frames = try ImageCore.VipsImage.fromPixels(pixels, width: 64, height: 48 * 4, bands: 3)
             .producingForTests { ipx_vips_icc_export($0, $1, "p3") }
             .asAnimation(frameHeight: 48)
         let bytes = try ConformanceImages.encodedKeepingMetadata(frames, as: .webp)
@@ -96,11 +97,11 @@ import Testing
         try await withFixtures(["/p3-animated.webp": .image(bytes)]) { proxy, base, _ in
             let response = try await proxy.image([("url", base + "/p3-animated.webp"), ("format", "webp"), ("w", "32")])
             #expect(response.status == .ok)
-            let output = try ProxyCore.VipsImage.decodeAllFrames(response.bytes)
+            let output = try ImageCore.VipsImage.decodeAllFrames(response.bytes)
             #expect(output.frames == 4, "stays animated")
             let mean = try ConformanceImages.meanColour(output)
             let reference = try ConformanceImages.meanColour(
-                ProxyCore.VipsImage.decodeAllFrames(bytes).producingForTests { ipx_vips_icc_to_srgb($0, $1) })
+                ImageCore.VipsImage.decodeAllFrames(bytes).producingForTests { ipx_vips_icc_to_srgb($0, $1) })
             let worst = zip(mean, reference).map { abs($0 - $1) }.max() ?? 0
             #expect(worst <= Self.tolerance, "\(mean) vs icc_transform \(reference)")
         }

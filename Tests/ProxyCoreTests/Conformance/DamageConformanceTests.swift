@@ -4,6 +4,7 @@ import HTTPTypes
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// One damaged source gets one answer for every variant, whichever decode path each variant takes:
 /// damage that libjpeg/libvips tolerate is served, anything else is 422 for all.

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// `Vary`, `Cache-Control`, `ETag` and `Content-Type` are the same from every tier (miss, memory hit,
 /// disk hit, after a restart, 304), and follow the request and the origin, not the stored entry.

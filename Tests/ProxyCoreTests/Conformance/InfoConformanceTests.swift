@@ -4,15 +4,16 @@ import HummingbirdTesting
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// `/info` reads frames and dimensions from the container and header, whatever the frame count, and
 /// decodes no more than a 32 px thumbnail; sources over `image.maxSourceFrames` are refused before any
 /// decode, by `/info` and `/img` alike.
 @Suite(.timeLimit(.minutes(3))) struct InfoConformanceTests {
     /// `frames` 1x1 frames alternating between two colours (identical frames would be merged).
-    static func manyFrames(_ frames: Int) throws -> ProxyCore.VipsImage {
+    static func manyFrames(_ frames: Int) throws -> ImageCore.VipsImage {
         let pixels = (0..<frames).flatMap { frame -> [UInt8] in frame % 2 == 0 ? [200, 20, 20] : [20, 20, 200] }
-        return try ProxyCore.VipsImage.fromPixels(pixels, width: 1, height: frames, bands: 3).asAnimation(frameHeight: 1)
+        return try ImageCore.VipsImage.fromPixels(pixels, width: 1, height: frames, bands: 3).asAnimation(frameHeight: 1)
     }
 
     static let webp10k = try! manyFrames(10_000).encoded(as: .webp).bytes

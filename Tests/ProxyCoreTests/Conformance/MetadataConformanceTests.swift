@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// No output carries the source's metadata: EXIF (GPS included), XMP, IPTC, ICC or comments, for every
 /// output format and every decode path.

@@ -3,12 +3,13 @@ import HTTPTypes
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// EXIF orientations 1–8 are applied on every decode path: each output equals the upright one; and
 /// alpha survives where the format has it and is flattened onto `bg` where it has not.
 @Suite(.timeLimit(.minutes(3))) struct OrientationConformanceTests {
     /// 640x400, four quadrants of distinct colours: a wrong turn or mirror moves them.
-    static func upright() throws -> ProxyCore.VipsImage {
+    static func upright() throws -> ImageCore.VipsImage {
         let (width, height) = (640, 400)
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         let colours: [[UInt8]] = [[220, 30, 30], [30, 200, 40], [40, 60, 220], [230, 220, 40]]
@@ -19,12 +20,12 @@ import Testing
                 pixels.replaceSubrange(offset..<(offset + 3), with: colours[quadrant])
             }
         }
-        return try ProxyCore.VipsImage.fromPixels(pixels, width: width, height: height, bands: 3)
+        return try ImageCore.VipsImage.fromPixels(pixels, width: width, height: height, bands: 3)
     }
 
     /// The stored pixels that display as `upright` under EXIF `orientation`, with the tag attached.
-    static func stored(_ upright: ProxyCore.VipsImage, orientation: Int) throws -> ProxyCore.VipsImage {
-        let stored: ProxyCore.VipsImage = switch orientation {
+    static func stored(_ upright: ImageCore.VipsImage, orientation: Int) throws -> ImageCore.VipsImage {
+        let stored: ImageCore.VipsImage = switch orientation {
         case 2: try upright.mirrored()
         case 3: try upright.rotated(quarterTurns: 2)
         case 4: try upright.rotated(quarterTurns: 2).mirrored()
@@ -59,7 +60,7 @@ import Testing
                     for layout in ["baseline", "progressive"] {
                         let response = try await proxy.image([("url", "\(base)/o\(orientation)-\(layout).jpg")] + query)
                         try #require(response.status == .ok)
-                        let image = try ProxyCore.VipsImage.decode(response.bytes)
+                        let image = try ImageCore.VipsImage.decode(response.bytes)
                         let pixels = try image.pixels()
                         if let reference {
                             #expect(pixels.count == reference.count, "orientation \(orientation) \(layout) \(query): size")
@@ -87,12 +88,12 @@ import Testing
             for format in ["png", "webp", "avif", "gif"] {
                 let response = try await proxy.image([("url", base + "/alpha.png"), ("w", "100"), ("format", format)])
                 #expect(response.status == .ok)
-                let image = try ProxyCore.VipsImage.decode(response.bytes)
+                let image = try ImageCore.VipsImage.decode(response.bytes)
                 #expect(image.hasAlpha, "\(format) keeps alpha")
                 #expect(try image.pixel(x: 90, y: 40).last! < 30, "\(format): the right half stays transparent")
             }
             let jpeg = try await proxy.image([("url", base + "/alpha.png"), ("w", "100"), ("format", "jpeg"), ("bg", "0000ff")])
-            let flattened = try ProxyCore.VipsImage.decode(jpeg.bytes)
+            let flattened = try ImageCore.VipsImage.decode(jpeg.bytes)
             #expect(!flattened.hasAlpha)
             let right = try flattened.pixel(x: 90, y: 40)
             #expect(right[2] > 200 && right[0] < 50, "transparency flattened onto bg=0000ff: \(right)")

@@ -5,6 +5,7 @@ import Logging
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// What frontends and the people on call meet around the images: cover boxes larger than the source,
 /// methods, the favicon, libvips' messages in the log, and the status page's configuration and try-it link.
@@ -18,12 +19,12 @@ import Testing
                     let response = try await proxy.image([
                         ("url", base + "/p.jpg"), ("w", "\(width)"), ("h", "\(height)"), ("fit", "cover"), ("g", gravity),
                     ])
-                    let image = try ProxyCore.VipsImage.decode(response.bytes)
+                    let image = try ImageCore.VipsImage.decode(response.bytes)
                     #expect(image.width == expected.0 && image.height == expected.1, "\(width)x\(height) \(gravity): \(image.width)x\(image.height)")
                 }
             }
             let enlarged = try await proxy.image([("url", base + "/p.jpg"), ("w", "1000"), ("h", "1000"), ("fit", "cover"), ("enlarge", "1")])
-            #expect(try ProxyCore.VipsImage.decode(enlarged.bytes).width == 1000, "enlarge=1 still fills the box")
+            #expect(try ImageCore.VipsImage.decode(enlarged.bytes).width == 1000, "enlarge=1 still fills the box")
         }
     }
 

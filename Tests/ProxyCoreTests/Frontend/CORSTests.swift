@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// Cross-origin reads of `/img` and `/info`: allowed origins, `*`, preflight, errors, and the memory-hit
 /// front answering with the same headers as the router.

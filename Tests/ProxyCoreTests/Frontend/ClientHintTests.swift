@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// Client hints and Save-Data through the real server, pipeline and libvips: what they change, what
 /// explicit parameters keep, and what the answers say they vary on.

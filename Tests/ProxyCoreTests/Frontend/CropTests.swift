@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// `crop=x,y,w,h` through the server, pipeline and libvips: cut from the upright source before the resize.
 @Suite(.timeLimit(.minutes(2))) struct CropTests {

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// The frontend features in the real executable, configured through the environment as containers do:
 /// CORS with preflight, client hints, Save-Data, crop, Last-Modified and Content-Disposition.

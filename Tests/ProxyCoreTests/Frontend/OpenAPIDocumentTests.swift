@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// The OpenAPI document: served, equal to `api/openapi.json`, and naming every route and `/img` parameter.
 @Suite struct OpenAPIDocumentTests {

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Testing
 
 @testable import ProxyCore
+@testable import ImageCore
 
 /// `Last-Modified` and `Content-Disposition`, as image peers send them.
 @Suite(.timeLimit(.minutes(2))) struct ResponseHeaderTests {

@@ -1,4 +1,5 @@
 import Foundation
+@testable import ImageCore
 
 /// A BlurHash decoder (the reference algorithm), to check what the service encodes.
 enum BlurHashDecoder {

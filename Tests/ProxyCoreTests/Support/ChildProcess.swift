@@ -1,4 +1,5 @@
 import Foundation
+@testable import ImageCore
 
 /// Runs `executable` with `arguments` to completion; returns its exit status and everything it wrote to
 /// stdout and stderr (together).

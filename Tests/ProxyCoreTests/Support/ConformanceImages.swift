@@ -1,6 +1,7 @@
 import CVipsShim
 import Foundation
 @testable import ProxyCore
+@testable import ImageCore
 
 /// Sources for the conformance suite, generated with libvips: camera-style metadata, colour profiles,
 /// EXIF orientations, damage.
@@ -58,7 +59,7 @@ enum ConformanceImages {
     }
 
     /// `image` with EXIF (Artist, GPS), XMP, IPTC and a comment attached (written by the savers).
-    static func withCameraMetadata(_ image: ProxyCore.VipsImage) throws -> ProxyCore.VipsImage {
+    static func withCameraMetadata(_ image: ImageCore.VipsImage) throws -> ImageCore.VipsImage {
         var result = try image.settingBlob("exif-data", exifBlob())
         result = try result.settingBlob("xmp-data", xmpPacket())
         result = try result.settingBlob("iptc-data", iptcBlob())
@@ -66,7 +67,7 @@ enum ConformanceImages {
     }
 
     /// A detailed photo-like RGB image (gradient plus texture), `width`×`height`.
-    static func photo(width: Int, height: Int) throws -> ProxyCore.VipsImage {
+    static func photo(width: Int, height: Int) throws -> ImageCore.VipsImage {
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         for y in 0..<height {
             for x in 0..<width {
@@ -77,11 +78,11 @@ enum ConformanceImages {
                 pixels[offset + 2] = UInt8(90 + texture * 2)
             }
         }
-        return try ProxyCore.VipsImage.fromPixels(pixels, width: width, height: height, bands: 3)
+        return try ImageCore.VipsImage.fromPixels(pixels, width: width, height: height, bands: 3)
     }
 
     /// A JPEG written with libjpeg's layout choices: `progressive` (interlaced), `subsample` (4:2:0).
-    static func jpeg(_ image: ProxyCore.VipsImage, progressive: Bool, subsample: Bool, quality: Int = 88, keepMetadata: Bool = true) throws -> [UInt8] {
+    static func jpeg(_ image: ImageCore.VipsImage, progressive: Bool, subsample: Bool, quality: Int = 88, keepMetadata: Bool = true) throws -> [UInt8] {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         let status = ipx_vips_jpegsave_metadata(
@@ -92,7 +93,7 @@ enum ConformanceImages {
     }
 
     /// A still WebP or PNG keeping the image's metadata and profile.
-    static func encodedKeepingMetadata(_ image: ProxyCore.VipsImage, as format: OutputFormat) throws -> [UInt8] {
+    static func encodedKeepingMetadata(_ image: ImageCore.VipsImage, as format: OutputFormat) throws -> [UInt8] {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         let status: Int32 = switch format {
@@ -107,7 +108,7 @@ enum ConformanceImages {
 
     /// A solid sRGB colour converted into `profile` (a file path or libvips' built-in `p3`, `cmyk`),
     /// the profile attached: its numbers are not sRGB any more.
-    static func solid(red: UInt8, green: UInt8, blue: UInt8, width: Int, height: Int, profile: String) throws -> ProxyCore.VipsImage {
+    static func solid(red: UInt8, green: UInt8, blue: UInt8, width: Int, height: Int, profile: String) throws -> ImageCore.VipsImage {
         let srgb = try TestImages.solid(width: width, height: height, red: red, green: green, blue: blue)
         return try srgb.producingForTests { ipx_vips_icc_export($0, $1, profile) }
     }
@@ -115,13 +116,13 @@ enum ConformanceImages {
     /// The reference colour of a source with a profile: libvips' `icc_transform` to sRGB of the full
     /// decode, the mean of each band.
     static func referenceColour(of bytes: [UInt8]) throws -> [Double] {
-        let decoded = try ProxyCore.VipsImage.decode(bytes)
+        let decoded = try ImageCore.VipsImage.decode(bytes)
         let srgb = try decoded.producingForTests { ipx_vips_icc_to_srgb($0, $1) }
         return try meanColour(srgb)
     }
 
     /// The mean of each of the first three bands (grey images repeated).
-    static func meanColour(_ image: ProxyCore.VipsImage) throws -> [Double] {
+    static func meanColour(_ image: ImageCore.VipsImage) throws -> [Double] {
         let pixels = try image.pixels()
         let bands = image.bands
         var sums = [Double](repeating: 0, count: bands)
@@ -132,7 +133,7 @@ enum ConformanceImages {
 
     /// Metadata fields of a decoded output that carry metadata (EXIF, XMP, IPTC, ICC, comments).
     static func metadataFields(of bytes: [UInt8]) throws -> [String] {
-        let image = try ProxyCore.VipsImage.decode(bytes)
+        let image = try ImageCore.VipsImage.decode(bytes)
         var names = [CChar](repeating: 0, count: 8192)
         _ = ipx_vips_metadata_fields(image.pointer, &names, names.count)
         let all = String(cString: names).split(separator: "\n").map(String.init)
@@ -162,33 +163,33 @@ enum ConformanceImages {
     private static func be32(_ value: UInt32) -> [UInt8] { (0..<4).reversed().map { UInt8((value >> (8 * $0)) & 0xFF) } }
 }
 
-extension ProxyCore.VipsImage {
+extension ImageCore.VipsImage {
     /// A copy with a blob field set.
-    func settingBlob(_ name: String, _ bytes: [UInt8]) throws -> ProxyCore.VipsImage {
+    func settingBlob(_ name: String, _ bytes: [UInt8]) throws -> ImageCore.VipsImage {
         try producingForTests { input, output in
             bytes.withUnsafeBytes { ipx_vips_copy_with_blob(input, output, name, $0.baseAddress, $0.count) }
         }
     }
 
     /// A copy with a string field set.
-    func settingString(_ name: String, _ value: String) throws -> ProxyCore.VipsImage {
+    func settingString(_ name: String, _ value: String) throws -> ImageCore.VipsImage {
         try producingForTests { ipx_vips_copy_with_string($0, $1, name, value) }
     }
 
     /// Rotated by quarter turns clockwise (1...3).
-    func rotated(quarterTurns: Int) throws -> ProxyCore.VipsImage {
+    func rotated(quarterTurns: Int) throws -> ImageCore.VipsImage {
         try producingForTests { ipx_vips_rotate($0, $1, Int32(quarterTurns)) }
     }
 
     /// Mirrored left-right.
-    func mirrored() throws -> ProxyCore.VipsImage {
+    func mirrored() throws -> ImageCore.VipsImage {
         try producingForTests { ipx_vips_mirror($0, $1, 1) }
     }
 
     /// Runs a libvips operation producing a new image (for fixtures).
     func producingForTests(
         _ operation: (UnsafeMutablePointer<_VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<_VipsImage>?>) -> Int32
-    ) throws -> ProxyCore.VipsImage {
+    ) throws -> ImageCore.VipsImage {
         var output: UnsafeMutablePointer<_VipsImage>?
         guard operation(pointer, &output) == 0, let output else {
             let message = ipx_vips_take_error().map { pointer in
@@ -197,7 +198,7 @@ extension ProxyCore.VipsImage {
             } ?? ""
             throw FixtureError(message: message)
         }
-        return ProxyCore.VipsImage(taking: output)
+        return ImageCore.VipsImage(taking: output)
     }
 }
 

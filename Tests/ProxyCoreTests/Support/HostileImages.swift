@@ -1,5 +1,6 @@
 import Foundation
 import ProxyCore
+@testable import ImageCore
 
 /// Inputs built to hurt an image proxy, generated in the tests.
 enum HostileImages {

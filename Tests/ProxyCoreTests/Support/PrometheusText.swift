@@ -1,4 +1,5 @@
 import Foundation
+@testable import ImageCore
 
 /// A parsed Prometheus text exposition: samples by `name{label="value",...}` (labels sorted), and
 /// which families have `# HELP` and `# TYPE` lines.

@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+@testable import ImageCore
 #endif
 
 /// A plain TCP connection to 127.0.0.1 for byte-level HTTP tests (slowloris, smuggling, huge headers).

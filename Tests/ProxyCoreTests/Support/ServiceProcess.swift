@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
+@testable import ImageCore
 #endif
 
 /// The real `ImageProxy` executable (built by `swift test` next to the test bundle), run as a child process.

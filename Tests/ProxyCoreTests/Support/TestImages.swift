@@ -1,4 +1,5 @@
 import ProxyCore
+@testable import ImageCore
 
 /// Test images generated with libvips at test time.
 enum TestImages {

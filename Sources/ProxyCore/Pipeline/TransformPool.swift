@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import Synchronization
+import ImageCore
 
 /// A bounded pool of threads for libvips work: one job per thread, one thread per core by default.
 public final class TransformPool: Sendable {

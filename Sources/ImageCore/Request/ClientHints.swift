@@ -1,8 +1,6 @@
-import HTTPTypes
-
 /// What a browser says about the device in request headers: client hints (`Sec-CH-DPR`, `Sec-CH-Width`,
 /// `Sec-CH-Viewport-Width` and their legacy names `DPR`, `Width`, `Viewport-Width`) and `Save-Data`.
-/// Parsed leniently: a hint that is not a positive number is ignored, as browsers' hints are advisory.
+/// Read from headers by the server (`ClientHints(headers:)`); pure data here.
 public struct ClientHints: Sendable, Equatable {
     /// Device pixels per CSS pixel.
     public var dpr: Double?
@@ -18,17 +16,6 @@ public struct ClientHints: Sendable, Equatable {
         self.width = width
         self.viewportWidth = viewportWidth
         self.saveData = saveData
-    }
-
-    /// The hints of a request's headers (the `Sec-CH-` name wins over the legacy one).
-    public init(headers: HTTPFields) {
-        func value(_ names: [HTTPField.Name]) -> String? {
-            names.lazy.compactMap { headers[$0] }.first
-        }
-        if let text = value([.secCHDPR, .dpr]), let number = Double(text), number.isFinite, number > 0 { dpr = number }
-        if let text = value([.secCHWidth, .width]), let number = Int(text), number > 0 { width = number }
-        if let text = value([.secCHViewportWidth, .viewportWidth]), let number = Int(text), number > 0 { viewportWidth = number }
-        saveData = headers[.saveData].map { $0.trimmingCharacters(in: .whitespaces).lowercased() == "on" } ?? false
     }
 
     /// Which headers a request without explicit `w`, `dpr` and `q` reads (what its response varies on).
@@ -65,15 +52,4 @@ public struct ClientHints: Sendable, Equatable {
 
     /// The response headers that tell browsers which hints to send: `Accept-CH`.
     public static let acceptCH = "Sec-CH-DPR, Sec-CH-Width, Sec-CH-Viewport-Width, DPR, Width, Viewport-Width"
-}
-
-extension HTTPField.Name {
-    static let secCHDPR = HTTPField.Name("Sec-CH-DPR")!
-    static let dpr = HTTPField.Name("DPR")!
-    static let secCHWidth = HTTPField.Name("Sec-CH-Width")!
-    static let width = HTTPField.Name("Width")!
-    static let secCHViewportWidth = HTTPField.Name("Sec-CH-Viewport-Width")!
-    static let viewportWidth = HTTPField.Name("Viewport-Width")!
-    static let saveData = HTTPField.Name("Save-Data")!
-    static let acceptCH = HTTPField.Name("Accept-CH")!
 }

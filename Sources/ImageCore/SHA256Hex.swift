@@ -2,7 +2,7 @@ import Foundation
 import Crypto
 
 /// Lower-case hex SHA-256 of some bytes.
-func sha256Hex(_ bytes: some DataProtocol) -> String {
+public func sha256Hex(_ bytes: some DataProtocol) -> String {
     let digits = Array("0123456789abcdef".utf8)
     var text: [UInt8] = []
     text.reserveCapacity(64)

@@ -9,13 +9,4 @@ public struct EncodingSettings: Sendable {
     public var pngCompression = 6
 
     public init() {}
-
-    /// Takes the encoder settings of the service configuration.
-    public init(_ image: ProxyConfiguration.Image) {
-        jpegQuality = image.jpegQuality
-        webpQuality = image.webpQuality
-        avifQuality = image.avifQuality
-        avifEffort = image.avifEffort
-        pngCompression = image.pngCompression
-    }
 }
