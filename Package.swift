@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "ImageProxy", targets: ["ImageProxy"]),
         .library(name: "ProxyCore", targets: ["ProxyCore"]),
+        .library(name: "ProxyEngine", targets: ["ProxyEngine"]),
         .library(name: "ImageCore", targets: ["ImageCore"]),
     ],
     dependencies: [
@@ -52,9 +53,27 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Engine: fetching (libcurl), queues, memory and disk caches, the pipeline, metrics objects.
+        // Knows no web framework and no configuration file.
+        .target(
+            name: "ProxyEngine",
+            dependencies: [
+                "ImageCore",
+                "CVipsShim",
+                "CCurlShim",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        // Server: Hummingbird/NIO HTTP (with the memory-hit front), configuration loading, services,
+        // observability wiring.
         .target(
             name: "ProxyCore",
             dependencies: [
+                "ProxyEngine",
                 "ImageCore",
                 "CVipsShim",
                 "CCurlShim",
@@ -78,6 +97,7 @@ let package = Package(
             name: "ImageProxy",
             dependencies: [
                 "ProxyCore",
+                "ProxyEngine",
                 "ImageCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -91,6 +111,7 @@ let package = Package(
             name: "ProxyCoreTests",
             dependencies: [
                 "ProxyCore",
+                "ProxyEngine",
                 "ImageCore",
                 "CVipsShim",
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,5 +1,5 @@
-import Foundation
 import Crypto
+import Foundation
 
 /// Lower-case hex SHA-256 of some bytes.
 public func sha256Hex(_ bytes: some DataProtocol) -> String {

@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 import ImageCore
+import ProxyEngine
 #endif
 
 /// Talks to a running instance for the ops commands (`cache`, `status`, `probe`): plain HTTP on

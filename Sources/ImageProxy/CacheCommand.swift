@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import ProxyCore
 import ImageCore
+import ProxyCore
+import ProxyEngine
 
 /// `ImageProxy cache stats` and `ImageProxy cache purge --url SOURCE | --all`, against a running instance's
 /// admin API (`IMAGEPROXY_CACHE_ADMIN_TOKEN`).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ImageCore
+import ProxyEngine
 
 /// The `ImageProxy` executable. With no subcommand it serves (`serve`).
 @main

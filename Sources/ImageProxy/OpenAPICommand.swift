@@ -1,6 +1,7 @@
 import ArgumentParser
-import ProxyCore
 import ImageCore
+import ProxyCore
+import ProxyEngine
 
 /// `ImageProxy openapi`: prints the OpenAPI 3.1 document the service serves at `/openapi.json`.
 struct OpenAPICommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageCore
+import ProxyEngine
 
 /// `ImageProxy probe URL`: exits 0 when URL answers 2xx within 3 s (a container HEALTHCHECK without curl).
 struct ProbeCommand: AsyncParsableCommand {

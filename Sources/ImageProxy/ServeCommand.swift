@@ -1,11 +1,12 @@
 import ArgumentParser
 import Foundation
+import ImageCore
 import Logging
 import Metrics
 import Prometheus
 import ProxyCore
+import ProxyEngine
 import ServiceLifecycle
-import ImageCore
 
 /// `ImageProxy serve`: reads configuration, bootstraps logging, runs the services until SIGTERM.
 struct ServeCommand: AsyncParsableCommand {

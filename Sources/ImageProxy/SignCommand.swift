@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import ProxyCore
 import ImageCore
+import ProxyCore
+import ProxyEngine
 
 /// `ImageProxy sign '/img?url=...&w=300'`: prints the path with its `sig` appended, signed with the
 /// first configured key (`signingKey` / `IMAGEPROXY_SIGNING_KEY`).

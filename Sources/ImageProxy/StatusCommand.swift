@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import ProxyCore
 import ImageCore
+import ProxyCore
+import ProxyEngine
 
 /// `ImageProxy status`: a text summary of a running instance (what the status page shows): health,
 /// readiness, uptime, requests, memory, queues and, with the admin token, the caches.

@@ -1,6 +1,8 @@
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 @Suite struct AddressPolicyTests {
     private func classOf(_ text: String) throws -> AddressPolicy.AddressClass {

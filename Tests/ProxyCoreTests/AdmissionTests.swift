@@ -3,7 +3,9 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// The request deadline and prefetching (load shedding: ``DownloadQueueTests``).
 @Suite(.timeLimit(.minutes(2))) struct AdmissionTests {

@@ -1,11 +1,13 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import HummingbirdTesting
+import Logging
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// The memory and disk tiers and the HTTP caching rules, against a live counting origin, real SQLite and files.
 @Suite(.timeLimit(.minutes(2))) struct CacheTests {

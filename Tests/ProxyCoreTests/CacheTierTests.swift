@@ -3,7 +3,9 @@ import Logging
 import NIOCore
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// The tiers on their own: byte budgets under churn, recovery, the freshness rules.
 @Suite struct CacheTierTests {

@@ -1,7 +1,9 @@
 import Foundation
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 @Suite struct ConfigurationTests {
     private func temporaryFile(_ text: String, extension fileExtension: String = "yaml") throws -> String {

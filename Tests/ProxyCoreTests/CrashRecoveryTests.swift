@@ -4,9 +4,11 @@ import HummingbirdTesting
 import Logging
 import ProxyCore
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 @testable import ImageCore
+@testable import ProxyEngine
 #endif
 
 /// kill -9 of the real executable while it writes its disk cache, then a restart on the same folder.

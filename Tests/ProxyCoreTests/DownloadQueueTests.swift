@@ -3,7 +3,9 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// The download and transform queues against a live origin: deduplication, priorities,
 /// cancellation, load shedding and resumed downloads.

@@ -3,8 +3,9 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// The memory-hit fast path (in front of NIO's HTTP decoder) against the decoder and router alone
 /// (`server.memoryHitFastPath: false`): the same byte sequences, sent whole, byte by byte and in 1- and

@@ -2,7 +2,9 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 @Suite(.timeLimit(.minutes(2))) struct HealthTests {
     @Test func healthRunsTheLibvipsSelfCheckAndReadyReportsReadiness() async throws {

@@ -3,8 +3,9 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// Small hostile files that would buy seconds of CPU or gigabytes of memory: each is refused (4xx)
 /// before any decoder spends on it, with RSS growth well under 50 MB.

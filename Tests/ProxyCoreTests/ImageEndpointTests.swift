@@ -3,7 +3,9 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// `/img` end to end: a live origin, the live proxy, real libcurl and libvips; results decoded with libvips.
 @Suite(.timeLimit(.minutes(2))) struct ImageEndpointTests {

@@ -3,7 +3,9 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// Every error status of `/img`, produced by real failures of a live origin.
 @Suite(.timeLimit(.minutes(2))) struct ImageErrorTests {

@@ -1,6 +1,8 @@
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 @Suite struct ImageRequestTests {
     private let limits = ImageRequest.Limits(maxDimension: 4096)

@@ -1,8 +1,9 @@
 import CVipsShim
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 private typealias Image = ImageCore.VipsImage
 

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// The buffered log writer: lines reach the descriptor in order, off the caller's thread; a full
 /// buffer drops (and counts) lines instead of blocking.

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// Framing requests from raw bytes: what may be a memory hit, what goes to the router whole, and
 /// what the HTTP decoder must take over.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// Every refused address class, as a literal and as a redirect target from an allowed origin, checked
 /// with the real binary inside a network namespace that has loopback only (`unshare -rn`): no packet can

@@ -6,9 +6,11 @@ import Logging
 import ProxyCore
 import Synchronization
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 @testable import ImageCore
+@testable import ProxyEngine
 #endif
 
 /// Metrics, Server-Timing, request ids, the access log and the status page, end to end.

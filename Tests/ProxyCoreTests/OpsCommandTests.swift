@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -7,6 +8,7 @@ import Testing
 
 @testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// The ops commands of the real binary against a real running instance: `cache stats`, `cache purge`,
 /// `status` and `probe`, with clear errors for a stopped instance and a missing or wrong token.

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// The alert and recording rules in `deploy/prometheus/` and the Grafana dashboard in `deploy/grafana/`
 /// name only metrics the binary exports: the real `/metrics` is scraped after traffic that creates every

@@ -4,7 +4,9 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// Signed URLs, source restrictions, loops, security headers, hostile input.
 @Suite(.timeLimit(.minutes(2))) struct SecurityTests {

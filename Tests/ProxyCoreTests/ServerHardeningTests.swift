@@ -3,7 +3,9 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// The HTTP server's own limits, probed byte by byte over raw connections.
 @Suite(.timeLimit(.minutes(1))) struct ServerHardeningTests {

@@ -1,6 +1,8 @@
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// JPEG shrink-on-load: the factor chosen, and the DC-only decode of progressive JPEGs.
 @Suite struct ShrinkOnLoadTests {

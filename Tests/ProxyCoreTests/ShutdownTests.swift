@@ -3,12 +3,14 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 @testable import ImageCore
+@testable import ProxyEngine
 #endif
 
 /// Graceful shutdown of the real executable.

@@ -3,8 +3,9 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// The status page's history: histogram percentiles, the ring, interval accounting and the SVG charts.
 @Suite struct StatusHistoryTests {

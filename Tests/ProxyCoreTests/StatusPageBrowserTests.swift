@@ -2,7 +2,9 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// The status page of the real binary in headless Chromium (Debian's `chromium`, installed by
 /// `scripts/setup.sh --tests`): after generated traffic the charts have data, and the page's one script

@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// `image.maxTransformBytes`: transforms reserve their estimated working set before decoding.
 @Suite(.timeLimit(.minutes(1))) struct TransformMemoryBudgetTests {

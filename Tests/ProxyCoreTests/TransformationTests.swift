@@ -4,7 +4,9 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyCore
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// Fits, gravities, filters, formats, animation, placeholders and `/info`, decoded with libvips.
 @Suite(.timeLimit(.minutes(2))) struct TransformationTests {

@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import ProxyEngine
 
 /// One configuration key: its dotted name, what it accepts, and how it updates a ``ProxyConfiguration``.
 struct ConfigurationSetting: Sendable {

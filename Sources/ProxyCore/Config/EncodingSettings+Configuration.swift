@@ -1,4 +1,5 @@
 import ImageCore
+import ProxyEngine
 
 extension EncodingSettings {
     /// Takes the encoder settings of the service configuration.

@@ -1,8 +1,9 @@
 import Configuration
 import Foundation
+import ImageCore
+import ProxyEngine
 import SystemPackage
 import Yams
-import ImageCore
 
 extension ProxyConfiguration {
     /// The file read when no `--config` is given and it exists in the working directory.

@@ -1,4 +1,5 @@
 import ImageCore
+import ProxyEngine
 
 extension ProxyConfiguration {
     /// Every key the service understands. `config/imageproxy.yaml` documents the same list.

@@ -1,4 +1,6 @@
 import ImageCore
+import ProxyEngine
+
 /// Everything the service can be told at start-up, as value types with documented defaults.
 ///
 /// `config/imageproxy.yaml` lists the same keys with the same defaults; environment variables

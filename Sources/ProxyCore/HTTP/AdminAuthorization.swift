@@ -1,6 +1,7 @@
 import Crypto
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 /// The admin credential check: `Authorization: Bearer <cache.adminToken>`, compared in constant time.
 enum AdminAuthorization {

@@ -1,5 +1,6 @@
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 /// Applies ``CORSPolicy`` to `/img` and `/info`: CORS headers on every answer (errors included, so a
 /// page can read why), and preflight `OPTIONS` answered 204. The memory-hit front applies the same policy

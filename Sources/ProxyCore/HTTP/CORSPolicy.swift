@@ -1,5 +1,6 @@
 import HTTPTypes
 import ImageCore
+import ProxyEngine
 
 /// Cross-origin reads of `/img` and `/info` (`http.corsOrigins`): pages draw images on canvas/WebGL and
 /// `fetch()` `/info`. `*` allows every origin (`Access-Control-Allow-Origin: *`, the same answer for

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 /// `DELETE /cache?url=` (purge a source and all its variants from both tiers), `DELETE /cache?all=1`
 /// (everything) and `GET /cache/stats`.

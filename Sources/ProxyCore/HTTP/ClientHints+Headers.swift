@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import ImageCore
+import ProxyEngine
 
 extension ClientHints {
     /// The hints of a request's headers (the `Sec-CH-` name wins over the legacy one), parsed leniently:

@@ -1,8 +1,9 @@
 import HTTPTypes
 import HummingbirdCore
+import ImageCore
 import NIOCore
 import NIOHTTPTypes
-import ImageCore
+import ProxyEngine
 
 /// Closes a connection whose request headers do not arrive in time: from the connection's start, and
 /// from the end of each response to the next request (slowloris; also bounds idle keep-alive); and one

@@ -1,5 +1,6 @@
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 /// `GET /health` (liveness, with a tiny libvips encode on the transform pool) and `GET /ready`.
 struct HealthHandler: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 /// `GET /img` and `GET /info`: check, parse, run the pipeline, answer with caching headers (or 304).
 struct ImageHandler: Sendable {
@@ -109,7 +110,7 @@ struct ImageHandler: Sendable {
         let variant = outcome.variant
         var headers = HTTPFields()
         headers[.eTag] = variant.etag
-        headers[.lastModified] = variant.lastModified
+        headers[.lastModified] = variant.originLastModified ?? HTTPDateCache.format(Int(variant.madeAt))
         headers[.cacheControl] = cacheControl(for: variant)
         if !options.vary.isEmpty { headers[.vary] = options.vary.joined(separator: ", ") }
         if options.acceptClientHints { headers[.acceptCH] = ClientHints.acceptCH }

@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import ProxyEngine
 
 /// What an image answer's headers depend on besides the variant, decided by the request and settings:
 /// which request headers it varies on, whether it asks for client hints, its download name.

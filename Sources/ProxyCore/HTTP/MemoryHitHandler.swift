@@ -1,5 +1,6 @@
-import NIOCore
 import ImageCore
+import NIOCore
+import ProxyEngine
 
 /// Answers `GET /img` memory-cache hits straight from the connection's bytes, in front of NIO's HTTP
 /// decoder: no header parsing beyond what the answer needs, no task, no thread hop, no middleware

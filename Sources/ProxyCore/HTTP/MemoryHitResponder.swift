@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
 import HummingbirdCore
-import NIOCore
-import Synchronization
 import ImageCore
+import NIOCore
+import ProxyEngine
+import Synchronization
 
 /// The memory-hit answer to a `GET /img` request, or nil when the router must answer (not a fresh
 /// memory hit, a bad query, a signed-URL setup).

@@ -1,5 +1,6 @@
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 /// `GET /metrics`: the Prometheus text exposition, scrape-time figures refreshed first.
 struct MetricsHandler: Sendable {

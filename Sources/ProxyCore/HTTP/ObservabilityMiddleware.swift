@@ -1,8 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import ImageCore
+import Logging
+import ProxyEngine
 
 /// Outermost middleware: gives each request an `X-Request-Id` (the client's, when it sent a sane one),
 /// adds `Server-Timing` (and `Timing-Allow-Origin`), records metrics and the status page's samples,

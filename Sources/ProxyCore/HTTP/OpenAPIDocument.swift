@@ -1,4 +1,6 @@
 import ImageCore
+import ProxyEngine
+
 /// The OpenAPI 3.1 description of every route, parameter, status and header, served at `GET /openapi.json`.
 /// `api/openapi.json` in the repository is the same document (`ImageProxy openapi > api/openapi.json`;
 /// a test keeps the two equal); CI validates it and runs schemathesis against the binary with it.

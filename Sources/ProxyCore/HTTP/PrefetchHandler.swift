@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 /// `POST /prefetch` with `{"urls": ["/img?url=...&w=300", ...]}`: the same paths a page would request.
 /// Answers 202 at once and produces the variants in the background at low priority (below every

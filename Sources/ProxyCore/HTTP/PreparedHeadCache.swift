@@ -1,6 +1,7 @@
-import NIOCore
-import Synchronization
 import ImageCore
+import NIOCore
+import ProxyEngine
+import Synchronization
 
 /// Serialised status lines and fixed headers of recent memory-hit answers: everything but the request
 /// id and `Server-Timing`, which differ per request. An entry holds for the second it was made in (its

@@ -1,9 +1,10 @@
 import Hummingbird
 import HummingbirdCore
+import ImageCore
 import Logging
 import NIOCore
+import ProxyEngine
 import ServiceLifecycle
-import ImageCore
 
 /// Builds the HTTP application (Hummingbird on SwiftNIO) around a ``ProxyRuntime``.
 public enum ProxyApplication {

@@ -1,7 +1,8 @@
 import HummingbirdCore
+import ImageCore
 import Logging
 import NIOCore
-import ImageCore
+import ProxyEngine
 
 /// Hummingbird's HTTP/1.1 channel with ``MemoryHitHandler`` in front of the HTTP decoder, and the
 /// connection handlers of this service behind it (header deadline, client disconnects, router request

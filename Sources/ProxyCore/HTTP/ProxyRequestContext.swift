@@ -1,6 +1,7 @@
 import Hummingbird
-import NIOCore
 import ImageCore
+import NIOCore
+import ProxyEngine
 
 /// The request context of every route: Hummingbird's core storage plus this request's timings,
 /// its request id and the client's address.

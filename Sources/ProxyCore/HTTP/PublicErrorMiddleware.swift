@@ -1,6 +1,7 @@
 import Hummingbird
-import Logging
 import ImageCore
+import Logging
+import ProxyEngine
 
 /// Turns a ``PublicError`` into its status with a one-line plain-text body; any other error
 /// becomes a bare 500 (logged, never shown).

@@ -1,5 +1,6 @@
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 extension Response {
     /// A one-line `text/plain` response.

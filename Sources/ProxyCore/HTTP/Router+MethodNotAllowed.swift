@@ -1,5 +1,6 @@
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 extension Router {
     /// The methods a route could be asked with.

@@ -1,6 +1,7 @@
+import ImageCore
 import NIOCore
 import NIOHTTPTypes
-import ImageCore
+import ProxyEngine
 
 /// Counts the requests of a connection that the router is answering (heads read, responses not yet
 /// ended), for ``MemoryHitHandler``: it answers from the bytes only while none is, so that pipelined

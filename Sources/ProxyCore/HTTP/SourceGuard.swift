@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 /// Checks that come before any work on `/img` and `/info`: the URL signature (when keys are
 /// configured), and that the request is not a loop back into an image proxy.

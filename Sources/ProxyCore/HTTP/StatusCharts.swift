@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import ProxyEngine
 
 /// The status page's charts of the last hour, drawn as inline SVG from ``StatusSample``s: requests per
 /// second by status class, p50/p99 latency, cache hit ratio, queue depth and resident memory. No script

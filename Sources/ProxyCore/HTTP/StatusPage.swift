@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import ImageCore
+import ProxyEngine
 
 /// `GET /` and `GET /status`: a small self-contained HTML page for the people on call: uptime, version,
 /// request rate and latency percentiles over the last five minutes, charts of the last hour (inline SVG,

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import ImageCore
+import ProxyEngine
 
 /// Signed URLs: `sig`, the last query parameter, is base64url (no padding) of
 /// HMAC-SHA256(key, the request path and query exactly as sent, up to `&sig=`).

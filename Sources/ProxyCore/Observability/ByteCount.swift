@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import ProxyEngine
 
 /// Byte counts for people: B, KiB, MiB, GiB, TiB (powers of 1024), one decimal.
 public enum ByteCount {

@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import ProxyEngine
 
 /// Request durations counted in logarithmic bins (four per doubling, 0.1 ms to ~90 s), so that an interval's
 /// percentiles cost a fixed 80 counters however many requests it saw. A percentile is reported as the upper

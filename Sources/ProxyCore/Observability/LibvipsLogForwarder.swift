@@ -1,7 +1,8 @@
 import Foundation
-import Logging
-import Synchronization
 import ImageCore
+import Logging
+import ProxyEngine
+import Synchronization
 
 /// Forwards libvips' messages (``VipsLog``) to the service's logger: one constant message, the text and
 /// the ids of the requests whose transforms were running as metadata, at most `perSecond` lines a

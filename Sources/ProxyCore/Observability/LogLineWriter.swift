@@ -1,6 +1,7 @@
 import Foundation
-import Synchronization
 import ImageCore
+import ProxyEngine
+import Synchronization
 
 /// Writes log lines to a file descriptor (standard error by default) from a thread of its own: callers
 /// only append to a bounded in-memory buffer, so a request never waits for the terminal, a pipe or a

@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import ProxyEngine
 
 /// The standard `process_*` figures, read from `/proc` (Linux).
 public struct ProcessStatistics: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
-import Synchronization
 import ImageCore
+import ProxyEngine
+import Synchronization
 
 /// A rolling record of recent requests for the status page: rate and latency percentiles over the last
 /// minutes, and the last errors. Bounded: at most `capacity` samples and `errorCapacity` errors.

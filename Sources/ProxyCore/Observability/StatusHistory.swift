@@ -1,5 +1,6 @@
-import Synchronization
 import ImageCore
+import ProxyEngine
+import Synchronization
 
 /// The last hour of the status page's charts: answers are counted into the open interval as they
 /// complete (one short lock, fixed-size counters); ``close(at:queueDepth:residentBytes:)`` (called by

@@ -1,4 +1,6 @@
 import ImageCore
+import ProxyEngine
+
 /// One interval of the status page's history: what was answered and how the process looked at its end.
 public struct StatusSample: Sendable, Equatable {
     /// The end of the interval (seconds since 1970).

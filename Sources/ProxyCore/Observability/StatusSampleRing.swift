@@ -1,4 +1,6 @@
 import ImageCore
+import ProxyEngine
+
 /// The last `capacity` samples, oldest first; appending past capacity drops the oldest. A value type,
 /// so that its arithmetic is tested on its own.
 public struct StatusSampleRing: Sendable, Equatable {

@@ -1,7 +1,8 @@
 import Foundation
-import Logging
-import Synchronization
 import ImageCore
+import Logging
+import ProxyEngine
+import Synchronization
 
 /// A swift-log handler writing one line per message, as logfmt (`time=... level=info label=...
 /// msg="..." key=value`) or as a JSON object, through ``LogLineWriter`` (standard error, buffered, off

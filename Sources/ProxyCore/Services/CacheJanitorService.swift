@@ -1,6 +1,7 @@
-import Logging
-import ServiceLifecycle
 import ImageCore
+import Logging
+import ProxyEngine
+import ServiceLifecycle
 
 /// Every `cache.janitorInterval` seconds: flushes batched access times, removes expired entries and
 /// evicts least recently used ones until the disk budget holds.

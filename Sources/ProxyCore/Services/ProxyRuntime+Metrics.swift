@@ -1,5 +1,6 @@
-import Synchronization
 import ImageCore
+import ProxyEngine
+import Synchronization
 
 extension ProxyRuntime {
     /// Counters sampled from their owners at scrape time, to turn totals into increments.

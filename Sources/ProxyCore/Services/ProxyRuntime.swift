@@ -1,8 +1,9 @@
 import Foundation
+import ImageCore
 import Logging
+import ProxyEngine
 import ServiceLifecycle
 import Synchronization
-import ImageCore
 
 /// The long-lived parts of one running service: thread pools, caches, the pipeline.
 ///

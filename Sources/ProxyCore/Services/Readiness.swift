@@ -1,5 +1,6 @@
-import Synchronization
 import ImageCore
+import ProxyEngine
+import Synchronization
 
 /// Whether the service should receive traffic: caches open and not shutting down.
 public final class Readiness: Sendable {

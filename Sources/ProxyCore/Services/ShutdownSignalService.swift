@@ -1,9 +1,10 @@
 import Foundation
+import ImageCore
 import Logging
+import ProxyEngine
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
-import ImageCore
 
 /// Owns SIGTERM/SIGINT: the first marks the service not ready at once, waits the drain delay, then
 /// shuts the service group down gracefully (the HTTP server stops accepting and drains); a second

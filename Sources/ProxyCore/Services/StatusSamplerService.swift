@@ -1,6 +1,7 @@
 import Foundation
-import ServiceLifecycle
 import ImageCore
+import ProxyEngine
+import ServiceLifecycle
 
 /// Every `status.sampleSeconds`: closes the status page's open interval with the queue depth and the
 /// process's resident memory at that moment.

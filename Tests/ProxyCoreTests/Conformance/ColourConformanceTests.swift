@@ -3,8 +3,9 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// Sources with an embedded profile (Display P3, Adobe RGB, CMYK, grey) come out as the sRGB colours a
 /// libvips `icc_transform` gives, on every decode path, and `/info` reports the converted colour.

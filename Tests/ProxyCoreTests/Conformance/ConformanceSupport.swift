@@ -1,8 +1,10 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-@testable import ProxyCore
+
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// Runs `body` with a fixture origin serving `files` and a live proxy in front of it (test configuration,
 /// loopback sources allowed, a fresh cache folder removed afterwards).

@@ -3,8 +3,9 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// One damaged source gets one answer for every variant, whichever decode path each variant takes:
 /// damage that libjpeg/libvips tolerate is served, anything else is 422 for all.

@@ -3,8 +3,9 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// `Vary`, `Cache-Control`, `ETag` and `Content-Type` are the same from every tier (miss, memory hit,
 /// disk hit, after a restart, 304), and follow the request and the origin, not the stored entry.

@@ -3,8 +3,9 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// `/info` reads frames and dimensions from the container and header, whatever the frame count, and
 /// decodes no more than a 32 px thumbnail; sources over `image.maxSourceFrames` are refused before any

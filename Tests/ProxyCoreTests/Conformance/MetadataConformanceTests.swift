@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// No output carries the source's metadata: EXIF (GPS included), XMP, IPTC, ICC or comments, for every
 /// output format and every decode path.

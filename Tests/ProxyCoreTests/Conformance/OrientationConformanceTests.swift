@@ -2,8 +2,9 @@ import Foundation
 import HTTPTypes
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// EXIF orientations 1–8 are applied on every decode path: each output equals the upright one; and
 /// alpha survives where the format has it and is flattened onto `bg` where it has not.

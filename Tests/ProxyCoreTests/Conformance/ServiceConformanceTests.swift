@@ -4,8 +4,9 @@ import HummingbirdTesting
 import Logging
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// What frontends and the people on call meet around the images: cover boxes larger than the source,
 /// methods, the favicon, libvips' messages in the log, and the status page's configuration and try-it link.

@@ -3,8 +3,9 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// Cross-origin reads of `/img` and `/info`: allowed origins, `*`, preflight, errors, and the memory-hit
 /// front answering with the same headers as the router.

@@ -3,8 +3,9 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// Client hints and Save-Data through the real server, pipeline and libvips: what they change, what
 /// explicit parameters keep, and what the answers say they vary on.

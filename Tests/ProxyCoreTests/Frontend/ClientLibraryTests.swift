@@ -1,6 +1,8 @@
 import Foundation
 import Testing
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// The JavaScript (`clients/js`, `node --test`) and Python (`clients/python`, `unittest`) clients' own
 /// tests, run against the real binary: each signs a URL that the binary then serves.

@@ -3,8 +3,9 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// `crop=x,y,w,h` through the server, pipeline and libvips: cut from the upright source before the resize.
 @Suite(.timeLimit(.minutes(2))) struct CropTests {

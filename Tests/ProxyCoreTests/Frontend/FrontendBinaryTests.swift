@@ -3,8 +3,9 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// The frontend features in the real executable, configured through the environment as containers do:
 /// CORS with preflight, client hints, Save-Data, crop, Last-Modified and Content-Disposition.

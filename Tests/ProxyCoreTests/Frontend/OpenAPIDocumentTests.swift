@@ -3,8 +3,9 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// The OpenAPI document: served, equal to `api/openapi.json`, and naming every route and `/img` parameter.
 @Suite struct OpenAPIDocumentTests {

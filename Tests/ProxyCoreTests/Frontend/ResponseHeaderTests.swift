@@ -3,8 +3,9 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-@testable import ProxyCore
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// `Last-Modified` and `Content-Disposition`, as image peers send them.
 @Suite(.timeLimit(.minutes(2))) struct ResponseHeaderTests {

@@ -1,5 +1,7 @@
 import Foundation
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// A BlurHash decoder (the reference algorithm), to check what the service encodes.
 enum BlurHashDecoder {

@@ -1,5 +1,7 @@
 import Foundation
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// Runs `executable` with `arguments` to completion; returns its exit status and everything it wrote to
 /// stdout and stderr (together).

@@ -1,7 +1,9 @@
 import CVipsShim
 import Foundation
-@testable import ProxyCore
+
 @testable import ImageCore
+@testable import ProxyCore
+@testable import ProxyEngine
 
 /// Sources for the conformance suite, generated with libvips: camera-style metadata, colour profiles,
 /// EXIF orientations, damage.

@@ -6,7 +6,9 @@ import Logging
 import NIOCore
 import ProxyCore
 import Synchronization
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// A real origin on 127.0.0.1 (port 0) serving a fixed set of files, each with its own headers; answers
 /// `If-None-Match` with 304 when the file has an ETag, and counts plain and conditional requests.

@@ -1,6 +1,8 @@
 import Foundation
 import ProxyCore
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// Inputs built to hurt an image proxy, generated in the tests.
 enum HostileImages {

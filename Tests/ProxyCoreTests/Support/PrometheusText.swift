@@ -1,5 +1,7 @@
 import Foundation
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// A parsed Prometheus text exposition: samples by `name{label="value",...}` (labels sorted), and
 /// which families have `# HELP` and `# TYPE` lines.

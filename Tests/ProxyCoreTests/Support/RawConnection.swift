@@ -1,7 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 @testable import ImageCore
+@testable import ProxyEngine
 #endif
 
 /// A plain TCP connection to 127.0.0.1 for byte-level HTTP tests (slowloris, smuggling, huge headers).

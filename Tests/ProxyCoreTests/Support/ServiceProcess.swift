@@ -1,11 +1,13 @@
 import Foundation
 import Synchronization
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 #if canImport(Glibc)
 import Glibc
 @testable import ImageCore
+@testable import ProxyEngine
 #endif
 
 /// The real `ImageProxy` executable (built by `swift test` next to the test bundle), run as a child process.

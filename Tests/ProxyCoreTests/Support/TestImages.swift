@@ -1,5 +1,7 @@
 import ProxyCore
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// Test images generated with libvips at test time.
 enum TestImages {

@@ -6,7 +6,9 @@ import Logging
 import NIOCore
 import ProxyCore
 import Synchronization
+
 @testable import ImageCore
+@testable import ProxyEngine
 
 /// A real origin HTTP server on 127.0.0.1 (port 0) serving generated images and error cases.
 struct TestOrigin {

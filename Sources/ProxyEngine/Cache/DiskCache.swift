@@ -1,0 +1,273 @@
+import Foundation
+import GRDB
+import ImageCore
+import Logging
+import NIOPosix
+import Synchronization
+
+/// The disk tier: one file per entry under `objects/<2 hex>/<key>`, indexed in SQLite.
+///
+/// A file is written to `tmp/`, flushed, renamed into place, and only then indexed, so an indexed entry
+/// always has its complete file; ``recover()`` removes whatever a crash left half-done. Blocking work
+/// (SQLite, file I/O) runs on a small thread pool of its own, never on an event loop. A failed write
+/// (disk full, read-only) is logged and counted; the service keeps serving without caching.
+public final class DiskCache: Sendable {
+    let directory: String
+    let index: DiskCacheIndex
+    /// Byte budget enforced by the janitor (least recently used first).
+    public let capacityBytes: Int
+    let staleRetention: Double
+    let logger: Logger
+    private let io: NIOThreadPool
+    private let pendingAccess = Locked<[String: Double]>([:])
+    private let writeFailureCount = AtomicCounter()
+    private let pendingWrites = AtomicCounter()
+    private let evictionCount = AtomicCounter()
+    /// What start-up recovery found.
+    public let recoveryReport: RecoveryReport
+
+    var objectsDirectory: String { directory + "/objects" }
+    var temporaryDirectory: String { directory + "/tmp" }
+
+    /// Opens the cache in `directory` (created if needed) and recovers it; a corrupt index is started afresh.
+    public init(directory: String, capacityBytes: Int, staleRetention: Int, logger: Logger) throws {
+        self.directory = directory
+        self.capacityBytes = capacityBytes
+        self.staleRetention = Double(staleRetention)
+        self.logger = logger
+        for folder in [directory, directory + "/objects", directory + "/tmp"] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        let opened = try DiskCacheIndex.open(at: directory + "/index.sqlite")
+        self.index = opened.index
+        if opened.startedAfresh {
+            logger.error("disk cache index was unreadable; started afresh", metadata: ["cache.dir": "\(directory)"])
+        }
+        let report = try Self.recover(index: index, objects: directory + "/objects", temporary: directory + "/tmp")
+        self.recoveryReport = report
+        self.io = NIOThreadPool(numberOfThreads: 2)
+        io.start()
+        if report.isChanged || opened.startedAfresh {
+            logger.notice(
+                "disk cache recovered",
+                metadata: [
+                    "temporary_removed": "\(report.temporaryFilesRemoved)", "rows_dropped": "\(report.rowsDropped)",
+                    "files_removed": "\(report.filesRemoved)", "started_afresh": "\(opened.startedAfresh)",
+                ])
+        }
+    }
+
+    /// Waits for background writes, flushes batched access times, stops the I/O threads.
+    public func shutdown() async {
+        await waitForPendingWrites()
+        await flushAccessTimes()
+        try? await io.shutdownGracefully()
+    }
+
+    /// Stores in the background (the response does not wait); ``shutdown()`` waits for it.
+    public func storeInBackground(_ bytes: [UInt8], as entry: DiskEntry) {
+        pendingWrites.add(1)
+        Task {
+            await store(bytes, as: entry)
+            pendingWrites.subtract(1)
+        }
+    }
+
+    /// Returns once no background write is in flight.
+    public func waitForPendingWrites() async {
+        while pendingWrites.value > 0 {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Entries evicted to keep the byte budget since start.
+    public var evictions: Int { evictionCount.value }
+
+    /// Writes that failed since start (disk full, read-only, ...).
+    public var writeFailures: Int { writeFailureCount.value }
+
+    func path(for key: String) -> String {
+        "\(objectsDirectory)/\(key.prefix(2))/\(key)"
+    }
+
+    private func onIO<Result: Sendable>(_ work: @Sendable @escaping () throws -> Result) async throws -> Result {
+        try await io.runIfActive(work)
+    }
+
+    /// The index row of `key`, without touching its file.
+    public func entry(for key: String) async -> DiskEntry? {
+        let index = self.index
+        return try? await onIO { try index.pool.read { db in try DiskEntry.fetchOne(db, key: key) } }
+    }
+
+    /// The bytes of an indexed entry; nil (and the row dropped) when the file is missing or the wrong size.
+    public func contents(of entry: DiskEntry) async -> [UInt8]? {
+        let path = self.path(for: entry.key)
+        let index = self.index
+        let bytes: [UInt8]? = try? await onIO {
+            guard let data = FileManager.default.contents(atPath: path), data.count == entry.size else {
+                _ = try? index.pool.write { db in try DiskEntry.deleteOne(db, key: entry.key) }
+                try? FileManager.default.removeItem(atPath: path)
+                return nil
+            }
+            return [UInt8](data)
+        }
+        if bytes != nil { noteAccess(entry.key) }
+        return bytes ?? nil
+    }
+
+    /// Stores `bytes` under `entry.key`: temporary file, flush, rename, then index. Never throws.
+    public func store(_ bytes: [UInt8], as entry: DiskEntry) async {
+        let finalPath = path(for: entry.key)
+        let temporaryPath = "\(temporaryDirectory)/\(entry.key).\(UUID().uuidString)"
+        let index = self.index
+        do {
+            try await onIO {
+                try FileManager.default.createDirectory(
+                    atPath: (finalPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try Self.writeDurably(bytes, to: temporaryPath)
+                guard rename(temporaryPath, finalPath) == 0 else { throw DiskCacheError.renameFailed }
+                try index.pool.write { db in try entry.upsert(db) }
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporaryPath)
+            writeFailureCount.add(1)
+            logger.warning("disk cache write failed", metadata: ["error": "\(error)", "cache.dir": "\(directory)"])
+        }
+    }
+
+    /// Sets a new expiry (after a revalidation answered 304).
+    public func refresh(key: String, expiresAt: Double) async {
+        let index = self.index
+        _ = try? await onIO {
+            try index.pool.write { db in
+                try db.execute(sql: "UPDATE entries SET expiresAt = ?, fetchedAt = ? WHERE key = ?",
+                               arguments: [expiresAt, Date().timeIntervalSince1970, key])
+            }
+        }
+    }
+
+    /// Records a use; written to the index in batches by ``flushAccessTimes()``.
+    public func noteAccess(_ key: String) {
+        let now = Date().timeIntervalSince1970
+        pendingAccess.withLock { $0[key] = now }
+    }
+
+    /// Writes batched access times in one transaction.
+    public func flushAccessTimes() async {
+        let batch = pendingAccess.withLock { pending -> [String: Double] in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+        guard !batch.isEmpty else { return }
+        let index = self.index
+        _ = try? await onIO {
+            try index.pool.write { db in
+                let statement = try db.makeStatement(sql: "UPDATE entries SET lastAccess = max(lastAccess, ?) WHERE key = ?")
+                for (key, time) in batch { try statement.execute(arguments: [time, key]) }
+            }
+        }
+    }
+
+    /// Removes a source's original and all its variants; returns how many entries went.
+    public func purge(sourceKey: String) async -> Int {
+        let index = self.index
+        let keys: [String] = (try? await onIO {
+            try index.pool.write { db in
+                let keys = try String.fetchAll(db, sql: "SELECT key FROM entries WHERE sourceKey = ?", arguments: [sourceKey])
+                try db.execute(sql: "DELETE FROM entries WHERE sourceKey = ?", arguments: [sourceKey])
+                return keys
+            }
+        }) ?? []
+        for key in keys { try? FileManager.default.removeItem(atPath: path(for: key)) }
+        return keys.count
+    }
+
+    /// Removes every entry (index rows first, then their files); returns how many went.
+    public func purgeAll() async -> Int {
+        let index = self.index
+        let keys: [String] = (try? await onIO {
+            try index.pool.write { db in
+                let keys = try String.fetchAll(db, sql: "SELECT key FROM entries")
+                try db.execute(sql: "DELETE FROM entries")
+                return keys
+            }
+        }) ?? []
+        for key in keys { try? FileManager.default.removeItem(atPath: path(for: key)) }
+        return keys.count
+    }
+
+    /// Bytes and entries indexed now.
+    public func usage() async -> (bytes: Int, entries: Int) {
+        let index = self.index
+        let usage: (Int, Int)? = try? await onIO {
+            try index.pool.read { db in
+                guard let row = try Row.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0), COUNT(*) FROM entries") else {
+                    return (0, 0)
+                }
+                return (row[0], row[1])
+            }
+        }
+        return usage ?? (0, 0)
+    }
+
+    /// One janitor pass: flush access times, remove expired entries (those with validators only after
+    /// `staleRetention`), then evict least recently used entries until the byte budget holds.
+    @discardableResult
+    public func runJanitor(now: Date = Date()) async -> (expired: Int, evicted: Int) {
+        await flushAccessTimes()
+        let index = self.index
+        let capacity = capacityBytes
+        let cutoff = now.timeIntervalSince1970
+        let retentionCutoff = cutoff - staleRetention
+        let doomed: (expired: [String], evicted: [String])? = try? await onIO {
+            try index.pool.write { db in
+                let expired = try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT key FROM entries WHERE expiresAt < ? AND
+                          ((originETag IS NULL AND originLastModified IS NULL) OR expiresAt < ?)
+                        """, arguments: [cutoff, retentionCutoff])
+                for key in expired { try DiskEntry.deleteOne(db, key: key) }
+                var total = try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM entries") ?? 0
+                var evicted: [String] = []
+                if total > capacity {
+                    let rows = try Row.fetchCursor(db, sql: "SELECT key, size FROM entries ORDER BY lastAccess ASC")
+                    while total > capacity, let row = try rows.next() {
+                        let key: String = row[0]
+                        evicted.append(key)
+                        total -= row[1] as Int
+                    }
+                    for key in evicted { try DiskEntry.deleteOne(db, key: key) }
+                }
+                return (expired, evicted)
+            }
+        }
+        guard let doomed else { return (0, 0) }
+        evictionCount.add(doomed.evicted.count)
+        for key in doomed.expired + doomed.evicted { try? FileManager.default.removeItem(atPath: path(for: key)) }
+        return (doomed.expired.count, doomed.evicted.count)
+    }
+
+    /// Writes and flushes a whole file.
+    static func writeDurably(_ bytes: [UInt8], to path: String) throws {
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw DiskCacheError.writeFailed(errno) }
+        defer { close(descriptor) }
+        var written = 0
+        try bytes.withUnsafeBytes { raw in
+            while written < raw.count {
+                let result = write(descriptor, raw.baseAddress! + written, raw.count - written)
+                guard result > 0 else { throw DiskCacheError.writeFailed(errno) }
+                written += result
+            }
+        }
+        guard fsync(descriptor) == 0 else { throw DiskCacheError.writeFailed(errno) }
+    }
+}
+
+/// Why a disk cache write failed (logged, never shown to clients).
+enum DiskCacheError: Error {
+    case writeFailed(Int32)
+    case renameFailed
+}

@@ -1,0 +1,127 @@
+import ImageCore
+import Synchronization
+
+/// The memory tier: a least-recently-used map of variants, bounded in bytes.
+///
+/// O(1) lookup and insert under one short lock; nothing is awaited while it is held. When an insert
+/// passes the budget, least recently used entries go until the low watermark (90%) holds.
+public final class MemoryCache: Sendable {
+    private final class Node {
+        let key: VariantKey
+        var value: CachedVariant
+        var previous: Node?
+        var next: Node?
+        init(key: VariantKey, value: CachedVariant) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    private struct State {
+        var nodes: [VariantKey: Node] = [:]
+        /// Most recently used.
+        var head: Node?
+        /// Least recently used.
+        var tail: Node?
+        var bytes = 0
+
+        mutating func unlink(_ node: Node) {
+            node.previous?.next = node.next
+            node.next?.previous = node.previous
+            if head === node { head = node.next }
+            if tail === node { tail = node.previous }
+            node.previous = nil
+            node.next = nil
+        }
+
+        mutating func pushFront(_ node: Node) {
+            node.next = head
+            head?.previous = node
+            head = node
+            if tail == nil { tail = node }
+        }
+    }
+
+    private let state = Mutex(State())
+    /// Byte budget; inserting past it evicts least recently used entries.
+    public let capacityBytes: Int
+    /// Where eviction stops: 90% of the budget.
+    public let lowWatermarkBytes: Int
+    private let evictionCount = Atomic<Int>(0)
+
+    public init(capacityBytes: Int) {
+        self.capacityBytes = capacityBytes
+        self.lowWatermarkBytes = capacityBytes / 10 * 9
+    }
+
+    /// Entries evicted since start.
+    public var evictions: Int { evictionCount.load(ordering: .relaxed) }
+
+    /// The variant under `key`, marked as recently used.
+    public func value(for key: VariantKey) -> CachedVariant? {
+        state.withLock { state in
+            guard let node = state.nodes[key] else { return nil }
+            state.unlink(node)
+            state.pushFront(node)
+            return node.value
+        }
+    }
+
+    /// Stores a variant; entries larger than the whole budget are not kept.
+    public func insert(_ value: CachedVariant, for key: VariantKey) {
+        let size = value.body.readableBytes
+        guard size <= capacityBytes else { return }
+        state.withLock { state in
+            if let existing = state.nodes.removeValue(forKey: key) {
+                state.unlink(existing)
+                state.bytes -= existing.value.body.readableBytes
+            }
+            let node = Node(key: key, value: value)
+            state.nodes[key] = node
+            state.pushFront(node)
+            state.bytes += size
+            guard state.bytes > capacityBytes else { return }
+            var evicted = 0
+            while state.bytes > lowWatermarkBytes, let last = state.tail, last !== node {
+                state.unlink(last)
+                state.nodes.removeValue(forKey: last.key)
+                state.bytes -= last.value.body.readableBytes
+                evicted += 1
+            }
+            evictionCount.add(evicted, ordering: .relaxed)
+        }
+    }
+
+    /// Removes every variant of a source; returns how many went.
+    @discardableResult
+    public func purge(sourceKey: String) -> Int {
+        state.withLock { state in
+            let doomed = state.nodes.values.filter { $0.value.sourceKey == sourceKey }
+            for node in doomed {
+                state.unlink(node)
+                state.nodes.removeValue(forKey: node.key)
+                state.bytes -= node.value.body.readableBytes
+            }
+            return doomed.count
+        }
+    }
+
+    /// Removes every variant; returns how many went.
+    @discardableResult
+    public func purgeAll() -> Int {
+        state.withLock { state in
+            let count = state.nodes.count
+            for node in state.nodes.values { node.previous = nil; node.next = nil }
+            state.nodes.removeAll()
+            state.head = nil
+            state.tail = nil
+            state.bytes = 0
+            return count
+        }
+    }
+
+    /// Bytes and entries held now.
+    public var usage: (bytes: Int, entries: Int) {
+        state.withLock { ($0.bytes, $0.nodes.count) }
+    }
+}

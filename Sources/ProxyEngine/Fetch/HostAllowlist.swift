@@ -1,0 +1,26 @@
+import ImageCore
+
+/// Source host patterns a deployment accepts: `images.example.com` (exactly) or `*.example.com`
+/// (any subdomain). Empty allows every host.
+public struct HostAllowlist: Sendable, Equatable {
+    private let exact: Set<String>
+    private let suffixes: [String]
+
+    public init(patterns: [String]) {
+        var exact: Set<String> = []
+        var suffixes: [String] = []
+        for pattern in patterns.map({ $0.lowercased() }) {
+            if pattern.hasPrefix("*.") { suffixes.append(String(pattern.dropFirst())) } else { exact.insert(pattern) }
+        }
+        self.exact = exact
+        self.suffixes = suffixes
+    }
+
+    /// Whether any host is allowed.
+    public var allowsAll: Bool { exact.isEmpty && suffixes.isEmpty }
+
+    /// Whether `host` (lower case) is allowed.
+    public func allows(_ host: String) -> Bool {
+        allowsAll || exact.contains(host) || suffixes.contains { host.hasSuffix($0) && host.count > $0.count }
+    }
+}

@@ -1,0 +1,73 @@
+import ImageCore
+import Synchronization
+
+/// What one request went through: stage durations for `Server-Timing` and the access log, the cache
+/// tier that answered, the source host. Filled by the pipeline, read by the observability middleware.
+public final class RequestTimings: Sendable {
+    /// A named stage, in the order it happened.
+    public struct Stage: Sendable, Equatable {
+        public var name: String
+        public var duration: Duration
+    }
+
+    private struct State {
+        var stages: [Stage] = []
+        var cacheTier: String = "none"
+        var sourceHost: String?
+        var requestID: String?
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Records a finished stage (`queue`, `fetch`, `transform`, ...).
+    public func record(_ name: String, _ duration: Duration) {
+        state.withLock { $0.stages.append(Stage(name: name, duration: duration)) }
+    }
+
+    /// Times `work` as stage `name`.
+    public func measure<Result>(_ name: String, _ work: () async throws -> Result) async rethrows -> Result {
+        let start = ContinuousClock.now
+        defer { record(name, ContinuousClock.now - start) }
+        return try await work()
+    }
+
+    /// The cache tier that answered: memory, disk, miss, or none (not an image request).
+    public var cacheTier: String {
+        get { state.withLock { $0.cacheTier } }
+        set { state.withLock { $0.cacheTier = newValue } }
+    }
+
+    /// The source's host name (never the full URL).
+    /// The request's id (`X-Request-Id`), for logs written while it is being served.
+    public var requestID: String? {
+        get { state.withLock { $0.requestID } }
+        set { state.withLock { $0.requestID = newValue } }
+    }
+
+    public var sourceHost: String? {
+        get { state.withLock { $0.sourceHost } }
+        set { state.withLock { $0.sourceHost = newValue } }
+    }
+
+    /// The stages so far.
+    public var stages: [Stage] { state.withLock { $0.stages } }
+
+    /// The `Server-Timing` header value: `cache;desc=miss, fetch;dur=38.2, ..., total;dur=61.0`.
+    public func serverTiming(total: Duration) -> String {
+        var parts = ["cache;desc=\(cacheTier)"]
+        for stage in stages {
+            parts.append("\(stage.name);dur=\(Self.milliseconds(stage.duration))")
+        }
+        parts.append("total;dur=\(Self.milliseconds(total))")
+        return parts.joined(separator: ", ")
+    }
+
+    /// Milliseconds with one decimal.
+    public static func milliseconds(_ duration: Duration) -> String {
+        let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(abs(tenths % 10))"
+    }
+}

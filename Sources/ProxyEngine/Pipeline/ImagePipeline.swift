@@ -1,0 +1,284 @@
+import Foundation
+import ImageCore
+import Logging
+import NIOCore
+
+/// The `/img` request path as one readable sequence:
+/// memory → disk → original (disk, revalidated, or downloaded) → transform → store.
+///
+/// Downloads and transforms go through two ``PriorityWorkQueue``s: one job per source and one per
+/// variant, each request a waiter with its priority (`high` for clients, `low` for prefetches). A
+/// request whose task is cancelled (client gone, deadline passed) leaves both; a download nobody waits
+/// for is aborted. It calls the caches, the fetcher and the transformer; none of them calls it.
+public final class ImagePipeline: Sendable {
+    /// What the pipeline answers with.
+    public struct Outcome: Sendable {
+        /// The variant; its body is empty when `notModified`.
+        public var variant: CachedVariant
+        /// Which tier answered.
+        public var tier: CacheTier
+        /// The client's `If-None-Match` matched: answer 304 without the bytes.
+        public var notModified: Bool
+    }
+
+    /// What the client's request adds to the query.
+    public struct ClientConditions: Sendable {
+        public var accept: String?
+        public var ifNoneMatch: String?
+        /// `Cache-Control: only-if-cached`: never contact the origin.
+        public var onlyIfCached: Bool
+
+        public init(accept: String? = nil, ifNoneMatch: String? = nil, onlyIfCached: Bool = false) {
+            self.accept = accept
+            self.ifNoneMatch = ifNoneMatch
+            self.onlyIfCached = onlyIfCached
+        }
+    }
+
+    let memory: MemoryCache
+    let disk: DiskCache
+    let negative: NegativeCache
+    let statistics: CacheStatistics
+    let fetcher: OriginFetcher
+    let pool: TransformPool
+    let transformer: ImageTransformer
+    let freshness: FreshnessPolicy
+    let sourceKeys: SourceKeyPolicy
+    let allowAutoAVIF: Bool
+    let metrics: ProxyMetrics
+    /// Which downloaded originals go to disk.
+    let originalAdmission: OriginalAdmission
+    /// Downloaded originals in memory at once (arriving, or waiting for their transforms): sources are
+    /// megabytes each, and when the transforms are the bottleneck downloading further ahead only costs
+    /// memory. A download waits (in order, holding its slot but no bytes) for a permit; the permit goes
+    /// back when the bytes are released.
+    let originalsInHand: PermitPool
+    /// One job per source: at most `fetch.concurrency` transfers, aborted when nobody waits.
+    let downloads: PriorityWorkQueue<Original>
+    /// One job per variant: at most one per pool thread, finished even when nobody waits (it is cached).
+    let transforms: PriorityWorkQueue<Produced>
+
+    /// A variant made (or refreshed) by the shared part of the path.
+    struct Produced: Sendable {
+        var variant: CachedVariant
+        var tier: CacheTier
+        /// Time spent transforming, when a transform ran.
+        var transformDuration: Duration = .zero
+    }
+
+    /// How the download and transform queues behave.
+    public struct QueueSettings: Sendable {
+        /// Transfers at once.
+        public var downloadSlots: Int
+        /// Jobs waiting for a slot, per queue, before new work is refused.
+        public var maxPending: Int
+        public var order: WorkQueueState.Order
+
+        public init(downloadSlots: Int = 16, maxPending: Int = 256, order: WorkQueueState.Order = .fifo) {
+            self.downloadSlots = downloadSlots
+            self.maxPending = maxPending
+            self.order = order
+        }
+    }
+
+    public init(
+        memory: MemoryCache, disk: DiskCache, negative: NegativeCache, statistics: CacheStatistics,
+        fetcher: OriginFetcher, pool: TransformPool, transformer: ImageTransformer,
+        freshness: FreshnessPolicy, sourceKeys: SourceKeyPolicy, allowAutoAVIF: Bool, metrics: ProxyMetrics,
+        queues: QueueSettings = QueueSettings(), originalAdmission: OriginalAdmission = OriginalAdmission(policy: .always)
+    ) {
+        self.metrics = metrics
+        self.originalAdmission = originalAdmission
+        originalsInHand = PermitPool(capacity: max(4, pool.workers * 3))
+        downloads = PriorityWorkQueue(
+            slots: queues.downloadSlots, maxQueued: queues.maxPending, order: queues.order, abortsAbandonedJobs: true,
+            observer: { metrics.recordStage(.fetch, waiting: $0, running: $1, waited: $2) },
+            onJoin: { metrics.recordDedupJoin(.fetch) })
+        transforms = PriorityWorkQueue(
+            slots: pool.workers, maxQueued: queues.maxPending, order: queues.order, abortsAbandonedJobs: false,
+            observer: { metrics.recordStage(.transform, waiting: $0, running: $1, waited: $2) },
+            onJoin: { metrics.recordDedupJoin(.transform) })
+        self.memory = memory
+        self.disk = disk
+        self.negative = negative
+        self.statistics = statistics
+        self.fetcher = fetcher
+        self.pool = pool
+        self.transformer = transformer
+        self.freshness = freshness
+        self.sourceKeys = sourceKeys
+        self.allowAutoAVIF = allowAutoAVIF
+    }
+
+    /// The memory-tier answer for `request` when it holds a fresh variant: no I/O, no suspension, one
+    /// short lock (the hot path); nil otherwise (then call ``variant(for:conditions:timings:)``).
+    public func freshInMemory(
+        _ request: ImageRequest, conditions: ClientConditions, timings: RequestTimings
+    ) -> Outcome? {
+        freshInMemory(variantKey(for: request, accept: conditions.accept), sourceHost: request.source.host,
+                      conditions: conditions, timings: timings)
+    }
+
+    /// ``freshInMemory(_:conditions:timings:)`` for a key from ``variantKey(for:accept:)`` computed earlier.
+    public func freshInMemory(
+        _ key: VariantKey, sourceHost: String?, conditions: ClientConditions, timings: RequestTimings
+    ) -> Outcome? {
+        guard let hit = memory.value(for: key), hit.expiresAt > Date().timeIntervalSince1970 else { return nil }
+        record(.memory, hit: true)
+        timings.sourceHost = sourceHost
+        return outcome(hit, tier: .memory, conditions, timings)
+    }
+
+    /// The cache key of `request`'s variant for a client sending `accept` (the output format may be
+    /// negotiated from it). It depends on the request, `accept` and this pipeline's settings only.
+    public func variantKey(for request: ImageRequest, accept: String?) -> VariantKey {
+        let (choice, _) = request.formatChoice(accept: accept, allowAVIF: allowAutoAVIF)
+        return request.variantKey(choice: choice, sourceKey: sourceKeys.key(for: request.source))
+    }
+
+    /// Produces (or finds) the variant `request` asks for, waiting with `priority`.
+    /// - Throws: a ``PublicError`` (``FetchError``, ``ImagingError``, ``CacheMissError``, ``CacheableError``,
+    ///   ``PipelineError``), or `CancellationError` when the calling task is cancelled.
+    public func variant(
+        for request: ImageRequest, conditions: ClientConditions, timings: RequestTimings = RequestTimings(),
+        priority: WorkQueueState.Priority = .high
+    ) async throws -> Outcome {
+        let now = Date().timeIntervalSince1970
+        timings.sourceHost = request.source.host
+        let (choice, _) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF)
+        let sourceKey = sourceKeys.key(for: request.source)
+        let key = request.variantKey(choice: choice, sourceKey: sourceKey)
+        let transformer = self.transformer
+        return try await shared(
+            key: key, source: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings,
+            priority: priority
+        ) { original in
+            let source = original.bytes
+            let (encoded, transformDuration) = try await self.pool.run(requestID: timings.requestID) {
+                () throws -> (EncodedImage, Duration) in
+                let begin = ContinuousClock.now
+                let encoded = try transformer.transform(source, request: request, choice: choice)
+                return (encoded, ContinuousClock.now - begin)
+            }
+            self.metrics.recordTransform(
+                format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
+            let variant = CachedVariant(
+                body: ByteBuffer(bytes: encoded.bytes), contentType: encoded.format.mediaType,
+                etag: EntityTag.strong(for: encoded.bytes), expiresAt: original.expiresAt, storable: original.storable,
+                revalidation: original.entry.revalidation, sourceKey: sourceKey,
+                originValidators: original.entry.originValidators)
+            self.store(variant, bytes: encoded.bytes, key: key, original: original, now: now)
+            return Produced(variant: variant, tier: .miss, transformDuration: transformDuration)
+        }
+    }
+
+    /// The part of the path shared by `/img` and `/info`: the caches, then the original (one download
+    /// per source), then `make` (one job per variant on the transform queue).
+    func shared(
+        key: VariantKey, source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double,
+        timings: RequestTimings, priority: WorkQueueState.Priority,
+        make: @escaping @Sendable (Original) async throws -> Produced
+    ) async throws -> Outcome {
+        let stale: (variant: CachedVariant, tier: CacheTier)?
+        switch await lookUp(key, conditions: conditions, now: now, timings: timings) {
+        case .found(let outcome): return outcome
+        case .stale(let variant, let tier): stale = (variant, tier)
+        case .missing: stale = nil
+        }
+        // The variant is being made already (its download is over): wait for it.
+        let flightKey = key.hex + (conditions.onlyIfCached ? "|only-if-cached" : "")
+        if let made = try await transforms.joinExisting(key: flightKey, priority: priority) {
+            return outcome(made.variant, tier: made.tier, conditions, timings)
+        }
+        // At the door: new work is refused at once while the transform backlog is full.
+        if transforms.isFull, !transforms.hasJob(for: flightKey) { throw PipelineError.overloaded }
+
+        // A stale variant carries its original's validators: without a stored original (see
+        // `cache.storeOriginals`) they still let the origin answer 304 instead of the whole source.
+        var staleValidators = stale?.variant.originValidators
+        if stale != nil, staleValidators == nil { staleValidators = await disk.entry(for: key.hex).flatMap(\.originValidators) }
+        let original = try await self.original(
+            of: source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, priority: priority,
+            staleVariantValidators: staleValidators)
+        if original.revalidated, let stale {
+            let refreshed = await refresh(stale, key: key, until: original.expiresAt)
+            return outcome(refreshed.variant, tier: refreshed.tier, conditions, timings)
+        }
+        // Made by another request while this one waited for the original.
+        if let made = memory.value(for: key), made.expiresAt > now {
+            return outcome(made, tier: .memory, conditions, timings)
+        }
+        let started = ContinuousClock.now
+        let produced = try await transforms.run(key: flightKey, priority: priority, mayShed: false) { try await make(original) }
+        timings.record("queue", ContinuousClock.now - started - produced.transformDuration)
+        timings.record("transform", produced.transformDuration)
+        return outcome(produced.variant, tier: produced.tier, conditions, timings)
+    }
+
+    /// The origin answered 304: a stale variant is good again until `expiresAt`, in both tiers.
+    func refresh(_ stale: (variant: CachedVariant, tier: CacheTier), key: VariantKey, until expiresAt: Double) async -> Produced {
+        var refreshed = stale.variant
+        refreshed.expiresAt = expiresAt
+        memory.insert(refreshed, for: key)
+        await disk.refresh(key: key.hex, expiresAt: expiresAt)
+        return Produced(variant: refreshed, tier: stale.tier)
+    }
+
+    /// Keeps a new variant (memory now, disk in the background), unless the origin forbade storing.
+    func store(_ variant: CachedVariant, bytes: [UInt8], key: VariantKey, original: Original, now: Double) {
+        guard original.storable else { return }
+        memory.insert(variant, for: key)
+        disk.storeInBackground(bytes, as: variant.diskEntry(key: key.hex, original: original.entry, now: now))
+    }
+
+    /// What the caches hold for a key.
+    enum Lookup {
+        /// Usable as is (fresh, or `only-if-cached`).
+        case found(Outcome)
+        /// Held but stale: worth revalidating the original.
+        case stale(CachedVariant, CacheTier)
+        case missing
+    }
+
+    /// Memory (no I/O, one short lock), then disk (the index first: a matching ETag needs no file read).
+    func lookUp(_ key: VariantKey, conditions: ClientConditions, now: Double, timings: RequestTimings) async -> Lookup {
+        let usable = { (variant: CachedVariant) in variant.isUsable(at: now, onlyIfCached: conditions.onlyIfCached) }
+        if let hit = memory.value(for: key) {
+            record(.memory, hit: true)
+            if usable(hit) { return .found(outcome(hit, tier: .memory, conditions, timings)) }
+            return .stale(hit, .memory)
+        }
+        record(.memory, hit: false)
+        guard let entry = await timings.measure("disk", { await disk.entry(for: key.hex) }) else {
+            record(.disk, hit: false)
+            return .missing
+        }
+        let cached = CachedVariant(entry: entry, body: ByteBuffer())
+        if usable(cached), let condition = conditions.ifNoneMatch, EntityTag.matches(condition, etag: entry.etag) {
+            record(.disk, hit: true)
+            disk.noteAccess(entry.key)
+            timings.cacheTier = CacheTier.disk.rawValue
+            return .found(Outcome(variant: cached, tier: .disk, notModified: true))
+        }
+        guard let bytes = await timings.measure("disk_read", { await disk.contents(of: entry) }) else {
+            record(.disk, hit: false)
+            return .missing
+        }
+        record(.disk, hit: true)
+        let variant = CachedVariant(entry: entry, body: ByteBuffer(bytes: bytes))
+        guard usable(variant) else { return .stale(variant, .disk) }
+        memory.insert(variant, for: key)
+        return .found(outcome(variant, tier: .disk, conditions, timings))
+    }
+
+    func outcome(_ variant: CachedVariant, tier: CacheTier, _ conditions: ClientConditions, _ timings: RequestTimings) -> Outcome {
+        timings.cacheTier = tier.rawValue
+        let matched = conditions.ifNoneMatch.map { EntityTag.matches($0, etag: variant.etag) } ?? false
+        return Outcome(variant: variant, tier: tier, notModified: matched)
+    }
+
+    func record(_ tier: CacheTier, hit: Bool) {
+        statistics.record(tier: tier, hit: hit)
+        metrics.recordLookup(tier: tier.rawValue, hit: hit)
+    }
+}

@@ -1,0 +1,173 @@
+import ImageCore
+
+/// The bookkeeping of a deduplicating priority queue as a pure value type (no locks, no tasks, no
+/// clocks), so every rule can be tested on its own:
+///
+/// - one job per key; a second request for the key joins it as another waiter;
+/// - a job's priority is its highest waiter's, raised when a higher waiter joins;
+/// - at most `slots` jobs run at once; the rest wait in priority order, then `fifo` or `lifo`;
+/// - at most `maxQueued` jobs wait for a slot; a new job beyond that is refused (joining is always allowed);
+/// - a waiting job whose last waiter leaves is removed; a running one is reported as abandoned, and
+///   keeps its slot until it reports that it finished.
+///
+/// ``PriorityWorkQueue`` drives it under a lock and owns the tasks and continuations.
+public struct WorkQueueState: Sendable {
+    /// Who is waiting: a client (`high`) or a prefetch (`low`).
+    public enum Priority: Int, Sendable, Comparable, CaseIterable {
+        case low = 0
+        case high = 1
+
+        public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    /// The order of waiting jobs of the same priority.
+    public enum Order: String, Sendable, CaseIterable {
+        /// Oldest first.
+        case fifo
+        /// Newest first (under a burst, the requests most likely still wanted are served first).
+        case lifo
+    }
+
+    /// Identifies one waiter of one job.
+    public typealias WaiterID = Int
+    /// Identifies one job (a key may be used again by a later job once its job finished or was abandoned).
+    public typealias JobID = Int
+
+    struct Job: Sendable {
+        let id: JobID
+        let key: String
+        var waiters: [WaiterID: Priority]
+        var priority: Priority
+        /// Position in arrival order.
+        let sequence: Int
+        var running: Bool
+    }
+
+    /// What ``join(key:priority:)`` decided.
+    public enum JoinResult: Equatable, Sendable {
+        /// A job for the key exists (waiting or running); the waiter shares its result.
+        case joined(JobID, WaiterID)
+        /// A new job, waiting for a slot.
+        case queued(JobID, WaiterID)
+        /// A new job that may start now (a slot was free).
+        case start(JobID, WaiterID)
+        /// The queue is full: answer "busy" at once.
+        case rejected
+    }
+
+    /// What ``leave(key:waiter:)`` decided.
+    public enum LeaveResult: Equatable, Sendable {
+        /// Other waiters remain, or the waiter was unknown.
+        case stays
+        /// The job was waiting and nobody wants it any more: it is gone.
+        case removedWaiting(JobID)
+        /// The job runs and nobody wants it any more: abort it if possible (it keeps its slot until finished).
+        case abandonedRunning(JobID)
+    }
+
+    public let slots: Int
+    public let maxQueued: Int
+    public let order: Order
+
+    private var jobsByKey: [String: Job] = [:]
+    /// Running jobs whose waiters all left; they hold a slot until they finish.
+    private var abandoned: Set<JobID> = []
+    private var nextJob: JobID = 0
+    private var nextWaiter: WaiterID = 0
+    private var nextSequence = 0
+    public private(set) var runningCount = 0
+    public private(set) var waitingCount = 0
+
+    /// - Parameters:
+    ///   - slots: jobs running at once (at least 1).
+    ///   - maxQueued: jobs waiting for a slot at most (0 refuses every job that cannot start at once).
+    public init(slots: Int, maxQueued: Int, order: Order = .fifo) {
+        self.slots = max(1, slots)
+        self.maxQueued = max(0, maxQueued)
+        self.order = order
+    }
+
+    /// Adds a waiter for `key`: joins the job for `key`, or creates one. With `mayShed` false a new
+    /// job is queued even beyond `maxQueued` (for work already accepted at an earlier stage).
+    public mutating func join(key: String, priority: Priority, mayShed: Bool = true) -> JoinResult {
+        if var job = jobsByKey[key] {
+            let waiter = makeWaiterID()
+            job.waiters[waiter] = priority
+            job.priority = max(job.priority, priority)
+            jobsByKey[key] = job
+            return .joined(job.id, waiter)
+        }
+        let canStart = runningCount < slots
+        guard canStart || waitingCount < maxQueued || !mayShed else { return .rejected }
+        let waiter = makeWaiterID()
+        let job = Job(
+            id: nextJob, key: key, waiters: [waiter: priority], priority: priority, sequence: nextSequence, running: canStart)
+        nextJob += 1
+        nextSequence += 1
+        jobsByKey[key] = job
+        if canStart {
+            runningCount += 1
+            return .start(job.id, waiter)
+        }
+        waitingCount += 1
+        return .queued(job.id, waiter)
+    }
+
+    /// Removes a waiter (its client went away or its deadline passed).
+    public mutating func leave(key: String, waiter: WaiterID) -> LeaveResult {
+        guard var job = jobsByKey[key], job.waiters.removeValue(forKey: waiter) != nil else { return .stays }
+        guard job.waiters.isEmpty else {
+            job.priority = job.waiters.values.max() ?? .low
+            jobsByKey[key] = job
+            return .stays
+        }
+        jobsByKey[key] = nil
+        if job.running {
+            abandoned.insert(job.id)
+            return .abandonedRunning(job.id)
+        }
+        waitingCount -= 1
+        return .removedWaiting(job.id)
+    }
+
+    /// A running job ended. Returns its waiters (none for an abandoned job) and frees its slot;
+    /// then call ``nextToStart()`` until it returns nil.
+    public mutating func finish(key: String, job id: JobID) -> [WaiterID] {
+        runningCount -= 1
+        if abandoned.remove(id) != nil { return [] }
+        guard let job = jobsByKey[key], job.id == id else { return [] }
+        jobsByKey[key] = nil
+        return Array(job.waiters.keys)
+    }
+
+    /// The waiting job to start next when a slot is free: highest priority, then by ``Order``.
+    public mutating func nextToStart() -> (key: String, job: JobID)? {
+        guard runningCount < slots, waitingCount > 0 else { return nil }
+        // A linear scan without allocating: the backlog is bounded by `maxQueued`.
+        var chosen: Job?
+        for job in jobsByKey.values where !job.running {
+            guard let best = chosen else {
+                chosen = job
+                continue
+            }
+            let sooner = order == .fifo ? job.sequence < best.sequence : job.sequence > best.sequence
+            if job.priority > best.priority || (job.priority == best.priority && sooner) { chosen = job }
+        }
+        guard var job = chosen else { return nil }
+        job.running = true
+        jobsByKey[job.key] = job
+        waitingCount -= 1
+        runningCount += 1
+        return (job.key, job.id)
+    }
+
+    /// The job currently registered under `key` and whether it runs.
+    public func job(for key: String) -> (id: JobID, priority: Priority, running: Bool, waiters: Int)? {
+        jobsByKey[key].map { ($0.id, $0.priority, $0.running, $0.waiters.count) }
+    }
+
+    private mutating func makeWaiterID() -> WaiterID {
+        defer { nextWaiter += 1 }
+        return nextWaiter
+    }
+}
