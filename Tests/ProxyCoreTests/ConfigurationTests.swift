@@ -50,6 +50,22 @@ import Testing
         #expect(try await ProxyConfiguration.load(filePath: path, environment: [:]).cache.ignoredSourceParameters == ["a", "b*"])
     }
 
+    /// Each component's own defaults are the service's: the configuration maps onto them without changing
+    /// anything when nothing is configured.
+    @Test func componentDefaultsAreTheConfigurationDefaults() {
+        let defaults = ProxyConfiguration()
+        #expect(ImageTransformer.Settings(defaults.image) == ImageTransformer.Settings())
+        #expect(EncodingSettings(defaults.image) == EncodingSettings())
+        let mapped = OriginFetcher.Settings(defaults), own = OriginFetcher.Settings()
+        #expect(mapped.connectTimeoutMilliseconds == own.connectTimeoutMilliseconds)
+        #expect(mapped.timeoutMilliseconds == own.timeoutMilliseconds && mapped.maxSourceBytes == own.maxSourceBytes)
+        #expect(mapped.maxRedirects == own.maxRedirects && mapped.concurrency == own.concurrency)
+        #expect(mapped.userAgent == own.userAgent && mapped.retries == own.retries)
+        #expect(mapped.retryBackoffMilliseconds == own.retryBackoffMilliseconds && mapped.proxy == own.proxy)
+        #expect(mapped.resolve == own.resolve && mapped.resumeBudgetBytes == own.resumeBudgetBytes)
+        #expect(mapped.originHeaders.isEmpty && own.originHeaders.isEmpty)
+    }
+
     @Test func listItemsKeepTheirCommas() async throws {
         let header = "*.example.com=Accept: image/webp,image/*;q=0.8"
         let path = try temporaryFile("security:\n  originHeaders:\n    - \"\(header)\"\n    - \"b.example=X-Token: 1,2\"\n")

@@ -1,5 +1,5 @@
 /// Encoder defaults, per format.
-public struct EncodingSettings: Sendable {
+public struct EncodingSettings: Sendable, Equatable {
     public var jpegQuality = 80
     public var webpQuality = 80
     public var avifQuality = 55

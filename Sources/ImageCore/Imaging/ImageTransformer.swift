@@ -22,6 +22,32 @@ public struct ImageTransformer: Sendable {
     static let placeholderBlur = 1.2
     static let placeholderQuality = 40
 
+    /// What a transformer is allowed; the defaults are the service's (`config/imageproxy.yaml`, `image.*`).
+    public struct Settings: Sendable, Equatable {
+        /// Largest source in pixels (width x height x frames), checked from the header (40 MP).
+        public var maxSourcePixels = 40_000_000
+        /// Most frames kept from an animated source.
+        public var maxFrames = 100
+        /// Most frames a source may have, counted from its container before any decode.
+        public var maxSourceFrames = 1000
+        /// Longest a transform may take in milliseconds, then it is stopped; 0 = no limit.
+        public var maxTransformMilliseconds = 10_000
+        /// Bytes all running transforms may hold together (384 MiB); 0 = no budget.
+        public var maxTransformBytes = 402_653_184
+        /// Encoder defaults.
+        public var encoding = EncodingSettings()
+
+        public init() {}
+    }
+
+    /// A transformer with `settings`.
+    public init(settings: Settings) {
+        self.init(
+            maxSourcePixels: settings.maxSourcePixels, maxFrames: settings.maxFrames, maxSourceFrames: settings.maxSourceFrames,
+            maxTransformMilliseconds: settings.maxTransformMilliseconds, maxTransformBytes: settings.maxTransformBytes,
+            encoding: settings.encoding)
+    }
+
     public init(
         maxSourcePixels: Int, maxFrames: Int = 100, maxSourceFrames: Int = 1000, maxTransformMilliseconds: Int = 0,
         maxTransformBytes: Int = 0, encoding: EncodingSettings

@@ -70,12 +70,7 @@ public final class ProxyRuntime: Service, Sendable {
         pipeline = ImagePipeline(
             memory: memoryCache, disk: diskCache, negative: negativeCache, statistics: statistics,
             fetcher: fetcher, pool: transformPool,
-            transformer: ImageTransformer(
-                maxSourcePixels: configuration.image.maxSourcePixels, maxFrames: configuration.image.maxFrames,
-                maxSourceFrames: configuration.image.maxSourceFrames,
-                maxTransformMilliseconds: configuration.image.maxTransformMilliseconds,
-                maxTransformBytes: configuration.image.maxTransformBytes,
-                encoding: EncodingSettings(configuration.image)),
+            transformer: ImageTransformer(settings: .init(configuration.image)),
             freshness: FreshnessPolicy(
                 defaultTTL: configuration.cache.defaultTTL, minTTL: configuration.cache.minTTL,
                 maxTTL: configuration.cache.maxTTL),
