@@ -19,8 +19,8 @@ if [ ! -x "$venv/bin/schemathesis" ]; then
   "$venv/bin/pip" install -q --disable-pip-version-check "openapi-spec-validator>=0.7" "schemathesis>=4.0,<5"
 fi
 [ -n "${CHECK_OPENAPI_IN_NAMESPACE:-}" ] || "$venv/bin/openapi-spec-validator" api/openapi.json
-if [ -z "${CHECK_OPENAPI_IN_NAMESPACE:-}" ] && unshare -n true 2>/dev/null; then
-  exec unshare -n env CHECK_OPENAPI_IN_NAMESPACE=1 bash -c 'ip link set lo up 2>/dev/null || true; exec bash "$0" "$@"' "$0" "$@"
+if [ -z "${CHECK_OPENAPI_IN_NAMESPACE:-}" ] && command -v ip >/dev/null && unshare -n true 2>/dev/null; then
+  exec unshare -n env CHECK_OPENAPI_IN_NAMESPACE=1 bash -c 'ip link set lo up && exec bash "$0" "$@"' "$0" "$@"
 fi
 
 work=""
