@@ -107,6 +107,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Each layer's own unit tests need no server.
+        .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "CVipsShim"]),
+        .testTarget(name: "ProxyEngineTests", dependencies: ["ProxyEngine"]),
         .testTarget(
             name: "ProxyCoreTests",
             dependencies: [

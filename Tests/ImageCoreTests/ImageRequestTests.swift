@@ -1,8 +1,6 @@
-import ProxyCore
 import Testing
 
 @testable import ImageCore
-@testable import ProxyEngine
 
 @Suite struct ImageRequestTests {
     private let limits = ImageRequest.Limits(maxDimension: 4096)

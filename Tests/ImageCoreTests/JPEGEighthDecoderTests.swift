@@ -2,8 +2,6 @@ import CVipsShim
 import Testing
 
 @testable import ImageCore
-@testable import ProxyCore
-@testable import ProxyEngine
 
 private typealias Image = ImageCore.VipsImage
 

@@ -1,7 +1,5 @@
-import ProxyCore
 import Testing
 
-@testable import ImageCore
 @testable import ProxyEngine
 
 /// The queue's rules on the pure state machine: joining, priorities, order, bounds, leaving.
