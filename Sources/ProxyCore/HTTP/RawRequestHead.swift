@@ -1,6 +1,3 @@
-import ImageCore
-import ProxyEngine
-
 /// An HTTP/1.1 request head read straight from a connection's bytes, for ``MemoryHitHandler``.
 ///
 /// The parser only has to decide three things: where the request ends, whether it can be a memory
