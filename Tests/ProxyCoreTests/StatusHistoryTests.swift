@@ -55,6 +55,22 @@ import Testing
         #expect(history.samples.map(\.time) == [120, 130, 140], "an hour's worth (here 30 s) is kept")
     }
 
+    @Test func theFiveMinuteFiguresComeFromTheIntervalsInTheWindow() {
+        let history = StatusHistory(interval: 10, now: 0)
+        for _ in 0..<5 { history.record(status: 200, seconds: 0.001, cacheTier: "memory") }
+        history.close(at: 10, queueDepth: 0, residentBytes: 0)  // outside a 300 s window at 400
+        for _ in 0..<3 { history.record(status: 200, seconds: 0.002, cacheTier: "memory") }
+        history.record(status: 404, seconds: 0.5, cacheTier: "miss")
+        history.close(at: 200, queueDepth: 0, residentBytes: 0)
+        history.record(status: 503, seconds: 2, cacheTier: "none")  // still open
+        let summary = history.summary(window: 300, now: 400)
+        #expect(summary.requests == 5 && summary.errors == 2)
+        #expect(summary.perSecond == 5.0 / 300)
+        #expect(summary.p50 >= 0.002 && summary.p50 < 0.003, "\(summary.p50)")
+        #expect(summary.p99 >= 2, "the open interval counts")
+        #expect(history.summary(window: 300, now: 10_000).requests == 1, "only the open interval")
+    }
+
     @Test func chartsDrawEachSeriesAndLeaveGaps() throws {
         let samples = (0..<6).map { index in
             StatusSample(

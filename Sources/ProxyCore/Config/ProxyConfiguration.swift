@@ -86,29 +86,29 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Origin download settings.
     public struct Fetch: Sendable, Equatable {
         /// Connect timeout in milliseconds. Key `fetch.connectTimeoutMs`, default 3000.
-        public var connectTimeoutMilliseconds = 3000
+        public var connectTimeoutMilliseconds = OriginFetcher.Settings().connectTimeoutMilliseconds
         /// Whole-transfer timeout in milliseconds. Key `fetch.timeoutMs`, default 10000.
-        public var timeoutMilliseconds = 10_000
+        public var timeoutMilliseconds = OriginFetcher.Settings().timeoutMilliseconds
         /// Largest source accepted, enforced while streaming. Key `fetch.maxSourceBytes`, default 25 MiB.
-        public var maxSourceBytes = 25 * 1024 * 1024
+        public var maxSourceBytes = OriginFetcher.Settings().maxSourceBytes
         /// Transfers running at once. Key `fetch.concurrency`, default 16.
-        public var concurrency = 16
+        public var concurrency = OriginFetcher.Settings().concurrency
         /// Bytes of aborted downloads kept in memory for resuming them. Key `fetch.resumeBytes`, default 64 MiB.
-        public var resumeBytes = 64 * 1024 * 1024
+        public var resumeBytes = OriginFetcher.Settings().resumeBudgetBytes
         /// Redirects followed at most. Key `fetch.maxRedirects`, default 5.
-        public var maxRedirects = 5
+        public var maxRedirects = OriginFetcher.Settings().maxRedirects
         /// Extra attempts after an origin 5xx, timeout or connection failure. Key `fetch.retries`, default 2.
-        public var retries = 2
+        public var retries = OriginFetcher.Settings().retries
         /// Delay before the first retry in milliseconds, doubled each time. Key `fetch.retryBackoffMs`, default 200.
-        public var retryBackoffMilliseconds = 200
+        public var retryBackoffMilliseconds = OriginFetcher.Settings().retryBackoffMilliseconds
         /// Fixed name resolutions `host:port:address` (libcurl's CURLOPT_RESOLVE), e.g. to pin an origin;
         /// the address policy still judges the address. Key `fetch.resolve`, default none.
         public var resolve: [String] = []
         /// Proxy for origin requests (`http://proxy:3128`); empty connects directly and ignores the
         /// environment's proxy variables. Key `fetch.proxy`, default empty.
         public var proxy = ""
-        /// User-Agent sent to origins. Key `fetch.userAgent`.
-        public var userAgent = "ImageProxy/0.1 (+https://github.com/imageproxy/imageproxy)"
+        /// User-Agent sent to origins. Key `fetch.userAgent`, default `ImageProxy/0.1 (+https://github.com/imageproxy/imageproxy)`.
+        public var userAgent = OriginFetcher.Settings().userAgent
         public init() {}
     }
 
@@ -117,33 +117,33 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// Largest output width or height. Key `image.maxDimension`, default 4096.
         public var maxDimension = 4096
         /// Largest source in pixels (width x height x frames), checked from the header. Key `image.maxSourcePixels`, default 40 MP.
-        public var maxSourcePixels = 40_000_000
+        public var maxSourcePixels = ImageTransformer.Settings().maxSourcePixels
         /// Most frames kept from an animated source (the rest are dropped). Key `image.maxFrames`, default 100.
-        public var maxFrames = 100
+        public var maxFrames = ImageTransformer.Settings().maxFrames
         /// Most frames a source may have (counted from its container before any decode; more is a 422).
         /// Key `image.maxSourceFrames`, default 1000.
-        public var maxSourceFrames = 1000
+        public var maxSourceFrames = ImageTransformer.Settings().maxSourceFrames
         /// Longest a transform may take in milliseconds, then it is stopped (503); 0 = no limit.
         /// Key `image.maxTransformMs`, default 10000.
-        public var maxTransformMilliseconds = 10_000
+        public var maxTransformMilliseconds = ImageTransformer.Settings().maxTransformMilliseconds
         /// Bytes all running transforms may hold together, each job's working set estimated from its
         /// header before decoding; a job waits for its share (503 after `maxTransformMs`), one larger
         /// than the whole budget is 422; 0 = no budget. Key `image.maxTransformBytes`, default 384 MiB.
-        public var maxTransformBytes = 402_653_184
+        public var maxTransformBytes = ImageTransformer.Settings().maxTransformBytes
         /// Transform threads; 0 means one per core. Key `image.workers`, default 0.
         public var workers = 0
         /// Whether `format=auto` may choose AVIF (about 3x the CPU of WebP). Key `image.autoAVIF`, default false.
         public var autoAVIF = false
         /// Default JPEG quality. Key `image.jpegQuality`, default 80.
-        public var jpegQuality = 80
+        public var jpegQuality = EncodingSettings().jpegQuality
         /// Default WebP quality. Key `image.webpQuality`, default 80.
-        public var webpQuality = 80
+        public var webpQuality = EncodingSettings().webpQuality
         /// Default AVIF quality. Key `image.avifQuality`, default 55.
-        public var avifQuality = 55
+        public var avifQuality = EncodingSettings().avifQuality
         /// AVIF encoder effort 0 (fastest) .. 9 (smallest). Key `image.avifEffort`, default 2.
-        public var avifEffort = 2
+        public var avifEffort = EncodingSettings().avifEffort
         /// PNG zlib level 0..9. Key `image.pngCompression`, default 6.
-        public var pngCompression = 6
+        public var pngCompression = EncodingSettings().pngCompression
         public init() {}
     }
 

@@ -54,7 +54,7 @@ struct MemoryHitResponder: Sendable {
 
         let variant = outcome.variant
         let second = Int(Date().timeIntervalSince1970)
-        let shape = "\(outcome.notModified ? 304 : 200)|\(head.close)|\(hot.options)|\(variant.storable)|\(variant.revalidation)|"
+        let shape = "\(outcome.notModified ? 304 : 200)|\(head.close)|\(hot.optionsKey)|\(variant.storable)|\(variant.revalidation)|"
             + "\(Int(variant.madeAt))|"
         let prepared = preparedHeads.head(for: shape + variant.etag, second: second, expiresAt: variant.expiresAt) {
             // In the router's order (the differential test compares the two byte for byte). Requests
@@ -118,6 +118,8 @@ final class ParsedRequestCache: Sendable {
         var sourceHost: String?
         /// What the answer's headers depend on (`Vary`, `Accept-CH`, `Content-Disposition`).
         var options: ImageResponseOptions
+        /// `options` as text, made once: part of the prepared-head key of every hit.
+        var optionsKey: String
     }
 
     private let requests = Mutex<(entries: [String: HotRequest], bytes: Int)>(([:], 0))
@@ -145,7 +147,7 @@ final class ParsedRequestCache: Sendable {
         guard let (request, options) = try? images.parse(query: query, hints: ClientHints()) else { return nil }
         let hot = HotRequest(
             key: images.pipeline.variantKey(for: request, accept: accept), sourceURL: request.source.absoluteString,
-            sourceHost: request.source.host, options: options)
+            sourceHost: request.source.host, options: options, optionsKey: options.description)
         let size = cacheKey.utf8.count + hot.sourceURL.utf8.count + 160
         requests.withLock { requests in
             if requests.bytes + size > capacityBytes { requests = ([:], 0) }

@@ -80,28 +80,28 @@ struct ObservabilityMiddleware: RouterMiddleware {
         series: ProxyMetrics.RequestSeries? = nil
     ) {
         let route = request.route
+        let cacheTier = request.timings.cacheTier
         if let series {
             series.record(total)
         } else {
-            metrics.recordRequest(route: route, status: status, cache: request.timings.cacheTier, duration: total)
+            metrics.recordRequest(route: route, status: status, cache: cacheTier, duration: total)
         }
-        let now = Date().timeIntervalSince1970
         let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
-        requestLog.record(.init(time: now, route: route, status: status, duration: seconds))
-        statusHistory.record(status: status, seconds: seconds, cacheTier: route == "img" ? request.timings.cacheTier : "none")
+        statusHistory.record(status: status, seconds: seconds, cacheTier: route == "img" ? cacheTier : "none")
         if let errorReason {
             metrics.recordRejection(reason: errorReason)
-            requestLog.recordError(.init(time: now, route: route, status: status, reason: errorReason, requestID: request.requestID))
+            requestLog.recordError(
+                .init(time: Date().timeIntervalSince1970, route: route, status: status, reason: errorReason, requestID: request.requestID))
         }
-        accessLog(request, status: status, bytes: bytes ?? "0", total: total)
+        accessLog(request, status: status, bytes: bytes ?? "0", cacheTier: cacheTier, total: total)
     }
 
-    private func accessLog(_ request: ObservedRequest, status: Int, bytes: String, total: Duration) {
+    private func accessLog(_ request: ObservedRequest, status: Int, bytes: String, cacheTier: String, total: Duration) {
         guard accessLogger.logLevel <= .info else { return }
         var metadata: Logger.Metadata = [
             "request_id": "\(request.requestID)", "method": "\(request.method)", "route": "\(request.route)",
             "status": "\(status)", "bytes": "\(bytes)",
-            "cache": "\(request.timings.cacheTier)", "total_ms": "\(RequestTimings.milliseconds(total))",
+            "cache": "\(cacheTier)", "total_ms": "\(RequestTimings.milliseconds(total))",
         ]
         for stage in request.timings.stages {
             metadata["\(stage.name)_ms"] = "\(RequestTimings.milliseconds(stage.duration))"

@@ -88,7 +88,7 @@ struct StatusPage: Sendable {
     func liveSection() async -> String {
         await runtime.collectMetrics()
         let now = Date().timeIntervalSince1970
-        let summary = runtime.requestLog.summary(window: 300, now: now)
+        let summary = runtime.statusHistory.summary(window: 300, now: now)
         let tiers = await runtime.cacheStatistics()
         var section = """
             <h2>Requests, last 5 minutes</h2>

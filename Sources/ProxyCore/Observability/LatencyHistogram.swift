@@ -24,6 +24,12 @@ public struct LatencyHistogram: Sendable, Equatable {
         total += 1
     }
 
+    /// Adds another histogram's counts (several intervals seen as one).
+    public mutating func merge(_ other: LatencyHistogram) {
+        for bin in counts.indices { counts[bin] += other.counts[bin] }
+        total += other.total
+    }
+
     /// The duration below which `fraction` (0...1) of the recorded ones lie; nil when none was recorded.
     public func percentile(_ fraction: Double) -> Double? {
         guard total > 0 else { return nil }

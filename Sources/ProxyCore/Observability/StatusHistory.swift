@@ -2,9 +2,10 @@ import ImageCore
 import ProxyEngine
 import Synchronization
 
-/// The last hour of the status page's charts: answers are counted into the open interval as they
-/// complete (one short lock, fixed-size counters); ``close(at:queueDepth:residentBytes:)`` (called by
-/// ``StatusSamplerService`` every `status.sampleSeconds`) turns the interval into a ``StatusSample``.
+/// The last hour of answers for the status page, its charts and its five-minute figures: answers are
+/// counted into the open interval as they complete (one short lock, fixed-size counters);
+/// ``close(at:queueDepth:residentBytes:)`` (called by ``StatusSamplerService`` every
+/// `status.sampleSeconds`) turns the interval into a ``StatusSample``.
 public final class StatusHistory: Sendable {
     /// The open interval's counters.
     struct Accumulator {
@@ -57,7 +58,7 @@ public final class StatusHistory: Sendable {
                 time: now, interval: max(0.001, now - state.openedAt), answersByClass: open.answersByClass,
                 p50: open.latency.percentile(0.5), p99: open.latency.percentile(0.99),
                 hitRatio: open.cacheLookups > 0 ? Double(open.cacheHits) / Double(open.cacheLookups) : nil,
-                queueDepth: queueDepth, residentBytes: residentBytes)
+                queueDepth: queueDepth, residentBytes: residentBytes, latency: open.latency)
             state.ring.append(sample)
             state.open = Accumulator()
             state.openedAt = now
@@ -67,4 +68,32 @@ public final class StatusHistory: Sendable {
 
     /// The kept samples, oldest first.
     public var samples: [StatusSample] { state.withLock { $0.ring.samples } }
+
+    /// Answers over the last `window` seconds (the samples that ended within it and the open interval).
+    public struct Summary: Sendable, Equatable {
+        public var requests: Int
+        public var perSecond: Double
+        /// Percentiles in seconds (upper bounds of ``LatencyHistogram`` bins), 0 without answers.
+        public var p50: Double
+        public var p95: Double
+        public var p99: Double
+        /// Answers with a status of 400 or more.
+        public var errors: Int
+    }
+
+    public func summary(window: Double, now: Double) -> Summary {
+        let (classes, latency) = state.withLock { state -> ([Int], LatencyHistogram) in
+            var classes = state.open.answersByClass
+            var latency = state.open.latency
+            for sample in state.ring.samples where sample.time > now - window {
+                for index in classes.indices { classes[index] += sample.answersByClass[index] }
+                latency.merge(sample.latency)
+            }
+            return (classes, latency)
+        }
+        let requests = classes.reduce(0, +)
+        return Summary(
+            requests: requests, perSecond: Double(requests) / window, p50: latency.percentile(0.5) ?? 0,
+            p95: latency.percentile(0.95) ?? 0, p99: latency.percentile(0.99) ?? 0, errors: classes[2] + classes[3])
+    }
 }

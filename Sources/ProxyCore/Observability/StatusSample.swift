@@ -18,6 +18,8 @@ public struct StatusSample: Sendable, Equatable {
     public var queueDepth: Int
     /// The process's resident memory when the interval closed.
     public var residentBytes: Double
+    /// Every answer's duration in the interval (for percentiles over several intervals).
+    public var latency = LatencyHistogram()
 
     /// The status classes' names, in the order of ``answersByClass``.
     public static let classNames = ["2xx", "3xx", "4xx", "5xx"]

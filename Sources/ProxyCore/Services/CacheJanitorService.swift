@@ -17,18 +17,11 @@ public struct CacheJanitorService: Service {
     }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    return
-                }
-                let result = await disk.runJanitor()
-                if result.expired + result.evicted > 0 {
-                    logger.info(
-                        "disk cache janitor", metadata: ["expired": "\(result.expired)", "evicted": "\(result.evicted)"])
-                }
+        let disk = self.disk, logger = self.logger
+        await runPeriodically(every: interval) {
+            let result = await disk.runJanitor()
+            if result.expired + result.evicted > 0 {
+                logger.info("disk cache janitor", metadata: ["expired": "\(result.expired)", "evicted": "\(result.evicted)"])
             }
         }
     }

@@ -13,17 +13,8 @@ public struct StatusSamplerService: Service {
     }
 
     public func run() async throws {
-        let interval = Duration.milliseconds(Int64(runtime.statusHistory.interval * 1000))
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    return
-                }
-                runtime.sampleStatus()
-            }
-        }
+        let runtime = self.runtime
+        await runPeriodically(every: .milliseconds(Int64(runtime.statusHistory.interval * 1000))) { runtime.sampleStatus() }
     }
 }
 
