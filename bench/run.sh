@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The benchmark, end to end, on loopback: builds the release binary, installs what is missing (nginx,
-# wrk, thumbor, pyvips, the corpus: ../shared/bench/setup_peers.sh), runs the shared peers harness
-# (thumbor, nginx image_filter, the libvips ceiling) with ImageProxy as one more row for `transform` and
-# `hot`, then ImageProxy's own scenarios (bench/scenarios.py: memory-hit vs nginx static, disk-hit,
-# dedup-storm, mixed, overload, SSIM quality), and prints one table with ratios (bench/report.py).
+# wrk, thumbor, pyvips: ../shared/bench/setup_peers.sh; the web-like corpus: bench/corpus.sh), runs the
+# shared peers harness (thumbor, nginx image_filter, the libvips ceiling) with ImageProxy as one more row
+# for `transform` and `hot`, then ImageProxy's own scenarios (bench/scenarios.py: memory-hit vs nginx
+# static with unsigned and signed URLs, transform per source class, disk-hit, dedup-storm, mixed soak,
+# overload, SSIM quality per class), and prints one table with ratios (bench/report.py).
+#
+# ImageProxy runs as users run it: its default settings, the access log on (written to a file, as in
+# production), signed URLs where a row says so. The corpus ($PEERS_DIR/corpus-web, CORPUS to change it)
+# is baseline-heavy like the web's JPEGs (13 baseline, 4 progressive), with 4 PNG and 4 WebP sources.
 #
 #   bash bench/run.sh                 # full: 15 s cells, REPEAT=3, 10-minute mixed soak (about 40 min)
 #   bash bench/run.sh --quick         # 5 s cells, one repeat, 1-minute mixed (about 6 min)
@@ -31,6 +36,9 @@ if [ ! -x "$PEERS_DIR/vips-venv/bin/python" ] || ! command -v wrk >/dev/null || 
 fi
 chmod -R a+rX "$PEERS_DIR" 2>/dev/null || true
 "$PEERS_DIR/vips-venv/bin/python" -c 'import numpy' 2>/dev/null || "$PEERS_DIR/vips-venv/bin/pip" install -q numpy
+bash bench/corpus.sh
+export CORPUS=${CORPUS:-$PEERS_DIR/corpus-web}
+[ -f "$CORPUS/${HOT_SOURCE:-}" ] || export HOT_SOURCE=$(cd "$CORPUS" && ls *.jpg | head -1)
 
 swift build -c release --product ImageProxy
 binary="$(swift build -c release --show-bin-path)/ImageProxy"
@@ -40,10 +48,9 @@ mkdir -p "$out"
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 
-# 1. The peers harness, ImageProxy as the row "imageproxy" (defaults, plus a deep backlog so that wrk's
-#    32 connections are never shed in `transform`).
+# 1. The peers harness, ImageProxy as the row "imageproxy": default settings, access log to a file.
 export OURS_NAME=imageproxy
-export OURS_CMD="IMAGEPROXY_BIND=127.0.0.1:18090 IMAGEPROXY_CACHE_DIR=$cache IMAGEPROXY_ALLOW_LOOPBACK_SOURCES=true IMAGEPROXY_LOG_LEVEL=warning IMAGEPROXY_QUEUE_MAX_PENDING=4096 exec $binary"
+export OURS_CMD="IMAGEPROXY_BIND=127.0.0.1:18090 IMAGEPROXY_CACHE_DIR=$cache IMAGEPROXY_ALLOW_LOOPBACK_SOURCES=true exec $binary 2>>$cache/access.log"
 export OURS_URL_TEMPLATE='http://127.0.0.1:18090/img?url={src_enc}&w={w}&format=jpeg'
 export OURS_READY_URL=http://127.0.0.1:18090/ready
 "$harness" "${peers_args[@]}" | tee "$out/peers.txt"
@@ -51,7 +58,7 @@ latest=$(ls -td "$PEERS_DIR"/results/*/ | head -1)
 cp "$latest/results.jsonl" "$out/peers.jsonl"
 
 # 2. ImageProxy's own scenarios.
-"$PEERS_DIR/vips-venv/bin/python" bench/scenarios.py --binary "$binary" --corpus "$PEERS_DIR/corpus" \
+"$PEERS_DIR/vips-venv/bin/python" bench/scenarios.py --binary "$binary" --corpus "$CORPUS" \
   --peers-dir "$PEERS_DIR" --out "$out/scenarios.jsonl" --duration "$duration" --mixed-duration "$mixed"
 
 # 3. One table.

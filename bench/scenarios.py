@@ -4,14 +4,24 @@
 Run by bench/run.sh with the harness's vips-venv python (pyvips; numpy is added for SSIM). Every process
 listens on 127.0.0.1 only. Writes one JSON object per scenario to --out (JSON lines):
 
-  memory-hit   one hot variant, ours vs nginx serving the same bytes as a static file (wrk, c8 and c32)
+ImageProxy runs as users run it: its default settings (access log on, written to a file), plus a signing
+key where a row says "signed". The corpus is bench/corpus.sh's web-like mix (file names start with their
+class: baseline-, progressive-, png-, webp-).
+
+  memory-hit   one hot variant, ours (default access log; unsigned, signed, and logging off) vs nginx
+               serving the same bytes as a static file (wrk, c8 and c32)
+  transform-classes  new sources per request, per source class, ours (signed, defaults) vs thumbor (c8)
   disk-hit     a working set of 240 variants with a 1 MiB memory tier: every hit comes from disk
   dedup-storm  200 concurrent requests for one uncached, slowly served source: origin GETs and transforms
   mixed        Zipf-distributed sources and srcset widths; hit ratio and RSS, optionally a long soak
   overload     2x the concurrency the queues accept: accepted p99, share and latency of the fast 503s
-  quality      SSIM of ours and thumbor against a careful reference downscale (no shrink-on-load, Lanczos3)
+  quality      SSIM of ours and thumbor against a careful reference downscale (no shrink-on-load, Lanczos3),
+               per source class
 """
 import argparse
+import base64
+import hashlib
+import hmac
 import json
 import os
 import random
@@ -33,6 +43,8 @@ STATIC_PORT = 18182
 OURS_PORT = 18190
 THUMBOR_PORT = 18183
 WIDTHS = [320, 480, 640, 960, 1280]
+SIGNING_KEY = "bench-signing-key"
+CLASSES = ["baseline", "progressive", "png", "webp"]
 
 
 def log(message):
@@ -129,19 +141,34 @@ http {{
 
 
 class Ours:
-    """The release binary with an environment per scenario and a fresh cache folder."""
+    """The release binary with its default settings (access log on, to a file in the work folder), an
+    environment per scenario and a fresh cache folder. signed=True configures a signing key."""
 
-    def __init__(self, binary, workdir, **settings):
+    count = 0
+
+    def __init__(self, binary, workdir, signed=False, **settings):
         self.cache = tempfile.mkdtemp(prefix="cache-", dir=workdir)
         env = dict(os.environ)
         env.update({
             "IMAGEPROXY_BIND": f"127.0.0.1:{OURS_PORT}", "IMAGEPROXY_CACHE_DIR": self.cache,
-            "IMAGEPROXY_ALLOW_LOOPBACK_SOURCES": "true", "IMAGEPROXY_LOG_LEVEL": "warning",
+            "IMAGEPROXY_ALLOW_LOOPBACK_SOURCES": "true",
         })
+        if signed:
+            env["IMAGEPROXY_SIGNING_KEY"] = SIGNING_KEY
         for key, value in settings.items():
             env["IMAGEPROXY_" + key] = str(value)
-        self.process = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        Ours.count += 1
+        self.log_path = os.path.join(workdir, f"imageproxy-{Ours.count}.log")
+        self.log = open(self.log_path, "ab")
+        self.process = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=self.log)
         wait_ready(f"http://127.0.0.1:{OURS_PORT}/ready")
+
+    def log_lines(self):
+        try:
+            with open(self.log_path, "rb") as file:
+                return sum(1 for _ in file)
+        except OSError:
+            return 0
 
     @property
     def pid(self):
@@ -167,12 +194,20 @@ class Ours:
             self.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.process.kill()
+        self.log.close()
         shutil.rmtree(self.cache, ignore_errors=True)
 
 
-def image_url(source_path, width):
+def image_url(source_path, width, signed=False):
     source = f"http://127.0.0.1:{ORIGIN_PORT}/{source_path}"
-    return f"/img?url={urllib.parse.quote(source, safe='')}&w={width}&format=jpeg"
+    path = f"/img?url={urllib.parse.quote(source, safe='')}&w={width}&format=jpeg"
+    return sign(path) if signed else path
+
+
+def sign(path):
+    """The service's URL signature: base64url (no padding) of HMAC-SHA256 over the path and query."""
+    code = hmac.new(SIGNING_KEY.encode(), path.encode(), hashlib.sha256).digest()
+    return path + "&sig=" + base64.urlsafe_b64encode(code).decode().rstrip("=")
 
 
 def wrk(url, connections, duration, paths_file=None):
@@ -208,25 +243,114 @@ def jpegs(corpus):
     return sorted(name for name in os.listdir(corpus) if name.endswith(".jpg"))
 
 
+def images(corpus):
+    return sorted(name for name in os.listdir(corpus) if name.rsplit(".", 1)[-1] in ("jpg", "png", "webp"))
+
+
+def source_class(name):
+    """baseline, progressive, png or webp from the corpus file's name (bench/corpus.sh); other corpora by
+    their contents."""
+    prefix = name.split("-", 1)[0]
+    if prefix in CLASSES:
+        return prefix
+    if name.endswith(".png"):
+        return "png"
+    if name.endswith(".webp"):
+        return "webp"
+    return "jpeg"
+
+
+def start_thumbor(args, processes=2):
+    """thumbor as the peers harness runs it (PIL engine, no storage, q80), or None when not installed."""
+    thumbor_bin = os.path.join(args.peers_dir, "thumbor-venv", "bin", "thumbor")
+    if not os.path.exists(thumbor_bin):
+        return None
+    conf = os.path.join(args.workdir, "thumbor.conf")
+    with open(conf, "w") as file:
+        file.write("ALLOW_UNSAFE_URL = True\nSECURITY_KEY = 'bench'\nLOADER = 'thumbor.loaders.http_loader'\n"
+                   "STORAGE = 'thumbor.storages.no_storage'\nRESULT_STORAGE = None\nENGINE = 'thumbor.engines.pil'\n"
+                   "QUALITY = 80\nAUTO_WEBP = False\nENGINE_THREADPOOL_SIZE = 0\n")
+    process = subprocess.Popen([thumbor_bin, "-i", "127.0.0.1", "-p", str(THUMBOR_PORT), "-c", conf, "-l", "warning",
+                                "--processes", str(processes)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    wait_ready(f"http://127.0.0.1:{THUMBOR_PORT}/healthcheck")
+    return process
+
+
+def stop_thumbor(process):
+    if process:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+
+
+def thumbor_path(source_path, width):
+    return f"/unsafe/{width}x0/filters:format(jpeg)/127.0.0.1:{ORIGIN_PORT}/{source_path}"
+
+
 # --- scenarios -------------------------------------------------------------------------------------
 
 def memory_hit(args, origin, corpus):
-    ours = Ours(args.binary, args.workdir)
+    """One hot 300 px variant. Rows per connection count: ours with the default access log (unsigned and
+    signed URLs), ours with logging off (log.level warning: the cost of the access log), nginx static."""
+    hot = next((name for name in jpegs(corpus) if name.startswith("baseline-")), jpegs(corpus)[0])
+    configurations = [("default", {}, False), ("signed", {}, True), ("log_off", {"LOG_LEVEL": "warning"}, False)]
+    results = {}
+    body = b""
+    for label, settings, signed in configurations:
+        ours = Ours(args.binary, args.workdir, signed=signed, **settings)
+        try:
+            path = image_url(f"u/hot/{hot}", 300, signed=signed)
+            status, body, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}")
+            assert status == 200, status
+            lines_before = ours.log_lines()
+            results[label] = {connections: wrk(f"http://127.0.0.1:{OURS_PORT}{path}", connections, args.duration)
+                              for connections in args.concs}
+            results[label + "_log_lines"] = ours.log_lines() - lines_before
+            results[label + "_peak_rss_mb"] = peak_rss_mb(ours.pid)
+        finally:
+            ours.stop()
+    with open(os.path.join(origin.static, "thumb.jpg"), "wb") as file:
+        file.write(body)
+    rows = []
+    for connections in args.concs:
+        nginx = wrk(f"http://127.0.0.1:{STATIC_PORT}/thumb.jpg", connections, args.duration)
+        mine = results["default"][connections]
+        rows.append({"connections": connections, "ours": mine, "signed": results["signed"][connections],
+                     "log_off": results["log_off"][connections], "nginx_static": nginx,
+                     "ratio": round(mine["rps"] / nginx["rps"], 3) if nginx["rps"] else None})
+    return {"scenario": "memory-hit", "source": hot, "bytes": len(body), "rows": rows,
+            "log_lines": results["default_log_lines"], "peak_rss_mb": results["default_peak_rss_mb"]}
+
+
+def transform_classes(args, origin, corpus):
+    """Every request a new source (a unique URL path), per source class: ours (defaults, signed URLs) and
+    thumbor (2 processes, PIL, JPEG q80 output as ours), wrk at 8 connections."""
+    thumbor = start_thumbor(args)
+    rows = []
     try:
-        path = image_url("u/hot/Kite-2560x1600.jpg", 300)
-        status, body, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}")
-        assert status == 200, status
-        with open(os.path.join(origin.static, "thumb.jpg"), "wb") as file:
-            file.write(body)
-        rows = []
-        for connections in args.concs:
-            mine = wrk(f"http://127.0.0.1:{OURS_PORT}{path}", connections, args.duration)
-            nginx = wrk(f"http://127.0.0.1:{STATIC_PORT}/thumb.jpg", connections, args.duration)
-            rows.append({"connections": connections, "ours": mine, "nginx_static": nginx,
-                         "ratio": round(mine["rps"] / nginx["rps"], 3) if nginx["rps"] else None})
-        return {"scenario": "memory-hit", "bytes": len(body), "rows": rows, "peak_rss_mb": peak_rss_mb(ours.pid)}
+        for kind in CLASSES:
+            names = [name for name in images(corpus) if source_class(name) == kind]
+            if not names:
+                continue
+            sources = [f"u/tc-{kind}-{index}/{names[index % len(names)]}" for index in range(20000)]
+            ours = Ours(args.binary, args.workdir, signed=True)
+            try:
+                mine = wrk(f"http://127.0.0.1:{OURS_PORT}", 8, args.duration,
+                           write_paths(args.workdir, f"tc-{kind}.txt", [image_url(source, 300, signed=True) for source in sources]))
+                mine["peak_rss_mb"] = peak_rss_mb(ours.pid)
+            finally:
+                ours.stop()
+            row = {"class": kind, "files": len(names), "ours": mine}
+            if thumbor:
+                row["thumbor"] = wrk(f"http://127.0.0.1:{THUMBOR_PORT}", 8, args.duration,
+                                     write_paths(args.workdir, f"tc-{kind}-thumbor.txt",
+                                                 [thumbor_path(f"u/tt-{kind}-{index}/{names[index % len(names)]}", 300)
+                                                  for index in range(20000)]))
+                row["ratio"] = round(mine["rps"] / row["thumbor"]["rps"], 3) if row["thumbor"]["rps"] else None
+            rows.append(row)
     finally:
-        ours.stop()
+        stop_thumbor(thumbor)
+    return {"scenario": "transform-classes", "connections": 8, "width": 300, "rows": rows}
 
 
 def disk_hit(args, origin, corpus):
@@ -287,7 +411,7 @@ def mixed(args, origin, corpus):
     ours = Ours(args.binary, args.workdir)
     try:
         rng = random.Random(11)
-        names = jpegs(corpus)
+        names = images(corpus)
         sources = [f"u/page{index}/{names[index % len(names)]}" for index in range(args.mixed_sources)]
         weights = [1 / (rank + 1) ** 1.1 for rank in range(len(sources))]
         paths = [image_url(rng.choices(sources, weights)[0], rng.choice(WIDTHS)) for _ in range(20000)]
@@ -312,6 +436,7 @@ def mixed(args, origin, corpus):
         warm, late = rss[fifth:2 * fifth] or rss, rss[-fifth:]
         growth = (max(late) / max(warm) - 1) * 100 if warm and late else None
         return {"scenario": "mixed", "sources": len(sources), "duration_s": args.mixed_duration, "row": result,
+                "memory_tier_mb": round(ours.metric("imageproxy_cache_capacity_bytes", {"tier": "memory"}) / 1e6, 1),
                 "hit_ratio": round(hits / lookups, 3) if lookups else None, "rss_mb_samples": rss,
                 "rss_growth_pct": round(growth, 1) if growth is not None else None, "peak_rss_mb": peak_rss_mb(ours.pid)}
     finally:
@@ -390,26 +515,16 @@ def quality(args, origin, corpus):
         index = ((2 * mu_a * mu_b + c1) * (2 * cov + c2)) / ((mu_a ** 2 + mu_b ** 2 + c1) * (var_a + var_b + c2))
         return float(index.mean())
 
-    thumbor = None
-    thumbor_bin = os.path.join(args.peers_dir, "thumbor-venv", "bin", "thumbor")
-    if os.path.exists(thumbor_bin):
-        conf = os.path.join(args.workdir, "thumbor.conf")
-        with open(conf, "w") as file:
-            file.write("ALLOW_UNSAFE_URL = True\nSECURITY_KEY = 'bench'\nLOADER = 'thumbor.loaders.http_loader'\n"
-                       "STORAGE = 'thumbor.storages.no_storage'\nRESULT_STORAGE = None\nENGINE = 'thumbor.engines.pil'\n"
-                       "QUALITY = 80\nAUTO_WEBP = False\n")
-        thumbor = subprocess.Popen([thumbor_bin, "-i", "127.0.0.1", "-p", str(THUMBOR_PORT), "-c", conf, "-l", "warning"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_ready(f"http://127.0.0.1:{THUMBOR_PORT}/healthcheck")
+    thumbor = start_thumbor(args, processes=1)
     ours = Ours(args.binary, args.workdir)
     try:
         rows = []
-        for name in jpegs(corpus):
+        for name in images(corpus):
             reference_full = pyvips.Image.new_from_file(os.path.join(corpus, name)).autorot().copy_memory()
-            row = {"source": name}
+            row = {"source": name, "class": source_class(name)}
             outputs = {"ours": get(f"http://127.0.0.1:{OURS_PORT}{image_url('u/q/' + name, 300)}")[1]}
             if thumbor:
-                outputs["thumbor"] = get(f"http://127.0.0.1:{THUMBOR_PORT}/unsafe/300x0/127.0.0.1:{ORIGIN_PORT}/u/q/{name}")[1]
+                outputs["thumbor"] = get(f"http://127.0.0.1:{THUMBOR_PORT}{thumbor_path('u/q/' + name, 300)}")[1]
             for server, body in outputs.items():
                 image = pyvips.Image.new_from_buffer(body, "")
                 # The reference: the whole image decoded (no shrink-on-load), Lanczos3 in one step to the same size.
@@ -418,16 +533,23 @@ def quality(args, origin, corpus):
                 row[server] = round(ssim(luma(reference), luma(image)), 4)
                 row[server + "_bytes"] = len(body)
             rows.append(row)
-        summary = {server: round(sum(row[server] for row in rows) / len(rows), 4) for server in ("ours", "thumbor") if server in rows[0]}
-        return {"scenario": "quality", "width": 300, "mean_ssim": summary, "rows": rows}
+        def mean(server, selected):
+            return round(sum(row[server] for row in selected) / len(selected), 4) if selected else None
+
+        servers = [server for server in ("ours", "thumbor") if server in rows[0]]
+        summary = {server: mean(server, rows) for server in servers}
+        jpeg_rows = [row for row in rows if row["source"].endswith(".jpg")]
+        by_class = {kind: {server: mean(server, [row for row in rows if row["class"] == kind]) for server in servers}
+                    for kind in sorted({row["class"] for row in rows})}
+        return {"scenario": "quality", "width": 300, "mean_ssim": summary,
+                "mean_ssim_jpeg": {server: mean(server, jpeg_rows) for server in servers},
+                "mean_ssim_by_class": by_class, "rows": rows}
     finally:
         ours.stop()
-        if thumbor:
-            thumbor.send_signal(signal.SIGTERM)
-            thumbor.wait(timeout=20)
+        stop_thumbor(thumbor)
 
 
-SCENARIOS = {"memory-hit": memory_hit, "disk-hit": disk_hit, "dedup-storm": dedup_storm, "mixed": mixed,
+SCENARIOS = {"memory-hit": memory_hit, "transform-classes": transform_classes, "disk-hit": disk_hit, "dedup-storm": dedup_storm, "mixed": mixed,
              "overload": overload, "quality": quality}
 
 

@@ -30,6 +30,20 @@ import Testing
         #expect(cache.usage.bytes == 0 && cache.usage.entries == 0)
     }
 
+    @Test func memoryEntriesCountWhatTheyHoldNotTheirLength() {
+        // A 40,000-byte body in storage NIO rounded up (to 65,536): the tier counts the storage.
+        let body = ByteBuffer(bytes: [UInt8](repeating: 7, count: 40_000))
+        #expect(body.capacity > body.readableBytes)
+        let cache = MemoryCache(capacityBytes: 1_000_000)
+        let value = CachedVariant(body: body, contentType: "image/jpeg", etag: "\"e\"", expiresAt: 0, storable: true, sourceKey: "s")
+        cache.insert(value, for: VariantKey(hashing: "a"))
+        #expect(cache.usage.bytes == body.capacity + MemoryCache.entryOverheadBytes)
+        // So a budget of ten bodies' lengths holds fewer of them.
+        let small = MemoryCache(capacityBytes: 10 * 40_000)
+        for index in 0..<10 { small.insert(value, for: VariantKey(hashing: "\(index)")) }
+        #expect(small.usage.entries < 10 && small.usage.bytes <= 10 * 40_000)
+    }
+
     @Test func diskBudgetHoldsUnderChurnAndEvictsLeastRecentlyUsed() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ipx-disk-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }

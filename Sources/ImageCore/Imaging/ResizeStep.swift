@@ -97,13 +97,16 @@ struct ResizeStep {
         return coversBox ? min(across, down) : max(across, down)
     }
 
-    /// The JPEG shrink-on-load factor (1, 2, 4 or 8) for a baseline JPEG: the largest that still decodes
-    /// twice the pixels the output needs, so that the final Lanczos reduce has detail to work with
-    /// (libvips' own rule; at 1/8 from 2560 to 300 wide, SSIM against a full-resolution Lanczos3
-    /// reference drops from 0.90 to 0.89 on a detailed photo).
+    /// The JPEG shrink-on-load factor (1, 2, 4 or 8) for a baseline JPEG: the largest whose decoded
+    /// image still covers the output (`reduction` >= factor), as Pillow's draft mode chooses it; the final
+    /// Lanczos3 reduce in libvips then takes it the rest of the way (by 1x to 2x).
+    ///
+    /// libvips' own rule keeps twice the output's pixels; on baseline photographs that doubles the IDCT,
+    /// upsampling and colour work for a mean SSIM (against a Lanczos3 reduce of the full decode) within
+    /// 0.002 of it and no worse than Pillow's draft + Lanczos (`bench/RESULTS.md`, quality per class).
     func jpegShrink(for header: SourceHeader) -> Int {
         let reduction = self.reduction(for: header)
-        return [8, 4, 2].first { Double($0) * 2 <= reduction } ?? 1
+        return [8, 4, 2].first { Double($0) <= reduction } ?? 1
     }
 
     /// The memory a transform of a source with this header needs at most, estimated before decoding:

@@ -13,7 +13,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
     let metrics: ProxyMetrics
     let requestLog: RequestLog
     let statusHistory: StatusHistory
-    let accessLogger: Logger
+    let accessLog: AccessLog
     let timingAllowOrigin: String
     let logSourceURLs: Bool
 
@@ -97,24 +97,14 @@ struct ObservabilityMiddleware: RouterMiddleware {
     }
 
     private func accessLog(_ request: ObservedRequest, status: Int, bytes: String, cacheTier: String, total: Duration) {
-        guard accessLogger.logLevel <= .info else { return }
-        var metadata: Logger.Metadata = [
-            "request_id": "\(request.requestID)", "method": "\(request.method)", "route": "\(request.route)",
-            "status": "\(status)", "bytes": "\(bytes)",
-            "cache": "\(cacheTier)", "total_ms": "\(RequestTimings.milliseconds(total))",
-        ]
-        for stage in request.timings.stages {
-            metadata["\(stage.name)_ms"] = "\(RequestTimings.milliseconds(stage.duration))"
-        }
-        if request.route == "img" || request.route == "info" {
-            if logSourceURLs, let url = request.sourceURL {
-                metadata["source"] = "\(url)"
-            } else if let host = request.timings.sourceHost {
-                metadata["source_host"] = "\(host)"
-            }
-        }
-        if let client = request.client { metadata["client"] = "\(client)" }
-        accessLogger.info("request", metadata: metadata)
+        guard accessLog.isEnabled else { return }
+        let imageRoute = request.route == "img" || request.route == "info"
+        accessLog.write(
+            AccessLog.Entry(
+                requestID: request.requestID, method: request.method, route: request.route, status: status, bytes: bytes,
+                cacheTier: cacheTier, total: total, stages: request.timings.stages,
+                source: imageRoute && logSourceURLs ? request.sourceURL : nil,
+                sourceHost: imageRoute ? request.timings.sourceHost : nil, client: request.client))
     }
 
     /// The status page's own styles, its one script (by hash) fetching its live part, its images (the variant

@@ -59,7 +59,7 @@ public enum ProxyApplication {
     static func observability(_ runtime: ProxyRuntime) -> ObservabilityMiddleware {
         ObservabilityMiddleware(
             metrics: runtime.metrics, requestLog: runtime.requestLog, statusHistory: runtime.statusHistory,
-            accessLogger: runtime.accessLogger,
+            accessLog: runtime.accessLog,
             timingAllowOrigin: runtime.configuration.http.timingAllowOrigin,
             logSourceURLs: runtime.configuration.observability.logSourceURLs)
     }

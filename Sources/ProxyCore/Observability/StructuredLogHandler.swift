@@ -55,57 +55,78 @@ public struct StructuredLogHandler: LogHandler {
     public static func render(
         time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata, format: Format
     ) -> String {
-        let timestamp = TimestampCache.shared.text(for: time)
-        var line = ""
-        line.reserveCapacity(256)
-        func append(_ key: String, _ value: String) {
-            switch format {
-            case .logfmt:
-                if !line.isEmpty { line += " " }
-                line += key
-                line += "="
-                appendLogfmt(value, to: &line)
-            case .json:
-                line += line.isEmpty ? "{" : ","
-                appendJSON(key, to: &line)
-                line += ":"
-                appendJSON(value, to: &line)
-            }
-        }
-        append("time", timestamp)
-        append("level", level.rawValue)
-        append("label", label)
-        append("msg", message)
+        var line = LogLineBuilder(format: format, time: time, level: level, label: label, message: message)
         let reserved: Set<String> = ["time", "level", "label", "msg"]
         for key in fieldOrder {
-            if let value = metadata[key] { append(key, "\(value)") }
+            if let value = metadata[key] { line.append(key, "\(value)") }
         }
         if metadata.count > 0 {
             let others = metadata.keys.filter { !orderedFields.contains($0) && !(format == .json && reserved.contains($0)) }
-            for key in others.sorted() { append(key, "\(metadata[key]!)") }
+            for key in others.sorted() { line.append(key, "\(metadata[key]!)") }
         }
-        if format == .json { line += "}" }
-        return line
+        return line.finished()
+    }
+
+    /// Writes one `info` line with message `request` whose fields `appendFields` adds in place (the
+    /// access log's path: no metadata dictionary).
+    func writeLine(_ appendFields: (inout LogLineBuilder) -> Void) {
+        var line = LogLineBuilder(format: format, time: Date(), level: .info, label: label, message: "request")
+        appendFields(&line)
+        writer.write(line.finished())
     }
 
     /// A logfmt value, quoted when it holds spaces, quotes, `=` or line breaks.
     static func logfmtValue(_ value: String) -> String {
         var text = ""
-        appendLogfmt(value, to: &text)
+        LogLineBuilder.appendLogfmt(value, to: &text)
         return text
     }
+}
 
-    private static func appendLogfmt(_ value: String, to line: inout String) {
+/// One log line being built in place: `time`, `level`, `label` and `msg` first, then fields in the order
+/// they are appended, as logfmt (`key=value`, quoted when needed) or as a JSON object.
+struct LogLineBuilder {
+    private let format: StructuredLogHandler.Format
+    private var line = ""
+
+    init(format: StructuredLogHandler.Format, time: Date, level: Logger.Level, label: String, message: String) {
+        self.format = format
+        line.reserveCapacity(256)
+        append("time", TimestampCache.shared.text(for: time))
+        append("level", level.rawValue)
+        append("label", label)
+        append("msg", message)
+    }
+
+    /// Adds `key=value` (or `"key":"value"`).
+    mutating func append(_ key: String, _ value: String) {
+        switch format {
+        case .logfmt:
+            if !line.isEmpty { line += " " }
+            line += key
+            line += "="
+            Self.appendLogfmt(value, to: &line)
+        case .json:
+            line += line.isEmpty ? "{" : ","
+            Self.appendQuoted(key, to: &line, escapingControls: true)
+            line += ":"
+            Self.appendQuoted(value, to: &line, escapingControls: true)
+        }
+    }
+
+    /// The line, without a trailing newline.
+    consuming func finished() -> String {
+        if format == .json { line += "}" }
+        return line
+    }
+
+    static func appendLogfmt(_ value: String, to line: inout String) {
         let needsQuotes = value.isEmpty || value.utf8.contains { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x0A || $0 == 0x0D || $0 == 0x5C }
         guard needsQuotes else {
             line += value
             return
         }
         appendQuoted(value, to: &line, escapingControls: false)
-    }
-
-    private static func appendJSON(_ value: String, to line: inout String) {
-        appendQuoted(value, to: &line, escapingControls: true)
     }
 
     /// `value` in double quotes, with backslash, quote, CR and LF escaped (and, for JSON, every other

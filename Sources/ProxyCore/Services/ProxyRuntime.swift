@@ -33,7 +33,7 @@ public final class ProxyRuntime: Service, Sendable {
     public let startedAt: Double
     let logger: Logger
     /// Where the one-line-per-request access log goes.
-    let accessLogger: Logger
+    let accessLog: AccessLog
     let collected = CollectedCounters()
 
     /// Creates the runtime, opens (and recovers) the disk cache and starts the pools.
@@ -48,7 +48,7 @@ public final class ProxyRuntime: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
-        self.accessLogger = accessLogger ?? logger
+        self.accessLog = AccessLog(logger: accessLogger ?? logger)
         self.requestLog = RequestLog()
         self.startedAt = Date().timeIntervalSince1970
         self.statusHistory = StatusHistory(

@@ -5,6 +5,10 @@ import Synchronization
 ///
 /// O(1) lookup and insert under one short lock; nothing is awaited while it is held. When an insert
 /// passes the budget, least recently used entries go until the low watermark (90%) holds.
+///
+/// Entries are counted by what they really hold (``allocatedBytes(of:)``): the body's storage, which
+/// NIO rounds up to a power of two (a 40 KB thumbnail holds 64 KB), plus the entry's bookkeeping. So
+/// the budget bounds the memory the tier costs the process, not the sum of the bodies' lengths.
 public final class MemoryCache: Sendable {
     private final class Node {
         let key: VariantKey
@@ -67,14 +71,23 @@ public final class MemoryCache: Sendable {
         }
     }
 
+    /// The bookkeeping of one entry besides its body: the node, its slot in the map, the variant's
+    /// header strings (an estimate; they are short).
+    public static let entryOverheadBytes = 512
+
+    /// The memory an entry holds: its body's storage capacity and ``entryOverheadBytes``.
+    public static func allocatedBytes(of value: CachedVariant) -> Int {
+        value.body.capacity + entryOverheadBytes
+    }
+
     /// Stores a variant; entries larger than the whole budget are not kept.
     public func insert(_ value: CachedVariant, for key: VariantKey) {
-        let size = value.body.readableBytes
+        let size = Self.allocatedBytes(of: value)
         guard size <= capacityBytes else { return }
         state.withLock { state in
             if let existing = state.nodes.removeValue(forKey: key) {
                 state.unlink(existing)
-                state.bytes -= existing.value.body.readableBytes
+                state.bytes -= Self.allocatedBytes(of: existing.value)
             }
             let node = Node(key: key, value: value)
             state.nodes[key] = node
@@ -85,7 +98,7 @@ public final class MemoryCache: Sendable {
             while state.bytes > lowWatermarkBytes, let last = state.tail, last !== node {
                 state.unlink(last)
                 state.nodes.removeValue(forKey: last.key)
-                state.bytes -= last.value.body.readableBytes
+                state.bytes -= Self.allocatedBytes(of: last.value)
                 evicted += 1
             }
             evictionCount.add(evicted, ordering: .relaxed)
@@ -100,7 +113,7 @@ public final class MemoryCache: Sendable {
             for node in doomed {
                 state.unlink(node)
                 state.nodes.removeValue(forKey: node.key)
-                state.bytes -= node.value.body.readableBytes
+                state.bytes -= Self.allocatedBytes(of: node.value)
             }
             return doomed.count
         }
