@@ -60,12 +60,14 @@ struct ResizeStep {
     /// The libvips thumbnail arguments for a source of the given header.
     func thumbnailArguments(for header: SourceHeader) -> (width: Int, height: Int, size: Int32, crop: Int32) {
         let growth: Size = enlarge ? .both : .down
+        let source = header.orientedSize
         guard let width, let height else {
+            if let exact = exactFit(source: source) { return (exact.width, exact.height, Size.force.rawValue, Crop.none.rawValue) }
             return (width ?? Self.unbounded, height ?? Self.unbounded, growth.rawValue, Crop.none.rawValue)
         }
-        let source = header.orientedSize
         switch (fit, coverPlan) {
         case (.contain, _), (.pad, _):
+            if let exact = exactFit(source: source) { return (exact.width, exact.height, Size.force.rawValue, Crop.none.rawValue) }
             return (width, height, growth.rawValue, Crop.none.rawValue)
         case (.cover, .thumbnail(let crop)):
             return (width, height, growth.rawValue, crop.rawValue)
@@ -85,6 +87,26 @@ struct ResizeStep {
         }
     }
 
+    /// The output size of a reduction into the box with the aspect kept (contain, pad, or one side
+    /// given), for `thumbnail` to force: nil when nothing is reduced (the source fits, `enlarge`, or an
+    /// animation, whose frames libvips sizes itself).
+    ///
+    /// libvips' `thumbnail` reduces both axes by one factor and rounds the result, so the last row or
+    /// column reaches past the source (1600 rows / 8.533 = 187.5, made 188). Forced to the rounded size,
+    /// each axis is reduced by its own exact factor and every output pixel covers the same share of the
+    /// source, as Pillow's resize does: on the benchmark's photographs this is worth up to 0.013 SSIM
+    /// against a Lanczos3 reference of the full decode (`bench/RESULTS.md`).
+    private func exactFit(source: (width: Int, height: Int)) -> (width: Int, height: Int)? {
+        guard frames == 1, !enlarge, source.width > 0, source.height > 0 else { return nil }
+        let across = width.map { Double(source.width) / Double($0) } ?? 0
+        let down = height.map { Double(source.height) / Double($0) } ?? 0
+        let scale = max(across, down)
+        guard scale > 1 else { return nil }
+        return (
+            max(1, Int((Double(source.width) / scale).rounded())), max(1, Int((Double(source.height) / scale).rounded()))
+        )
+    }
+
     /// How many times smaller than the source the output is (1 when enlarging or animated).
     func reduction(for header: SourceHeader) -> Double {
         guard frames == 1, !enlarge else { return 1 }
@@ -98,16 +120,21 @@ struct ResizeStep {
     }
 
     /// The JPEG shrink-on-load factor (1, 2, 4 or 8) for a baseline JPEG: the largest whose decoded
-    /// image still covers the output (`reduction` >= factor), as Pillow's draft mode chooses it; the final
-    /// Lanczos3 reduce in libvips then takes it the rest of the way (by 1x to 2x).
+    /// image still has ``jpegShrinkMargin`` times the output's size, so the final Lanczos3 reduce has
+    /// some detail to work with.
     ///
-    /// libvips' own rule keeps twice the output's pixels; on baseline photographs that doubles the IDCT,
-    /// upsampling and colour work for a mean SSIM (against a Lanczos3 reduce of the full decode) within
-    /// 0.002 of it and no worse than Pillow's draft + Lanczos (`bench/RESULTS.md`, quality per class).
+    /// libvips' own rule keeps twice the output's size, which for common thumbnail widths means 1/4
+    /// where 1/8 would do; Pillow's draft mode (thumbor) keeps just the output's size, which costs
+    /// sharpness when the source is barely 8x the output (2560 px to 300). With 1.25 (measured on the
+    /// benchmark corpus, `bench/RESULTS.md`): 3840 px photos to 300 px decode at 1/8, 2560 px ones at
+    /// 1/4, and the mean SSIM against a Lanczos3 reduce of the full decode is above thumbor's.
     func jpegShrink(for header: SourceHeader) -> Int {
         let reduction = self.reduction(for: header)
-        return [8, 4, 2].first { Double($0) <= reduction } ?? 1
+        return [8, 4, 2].first { Double($0) * Self.jpegShrinkMargin <= reduction } ?? 1
     }
+
+    /// How many times the output's size a shrunk-on-load baseline JPEG keeps at least.
+    static let jpegShrinkMargin = 1.25
 
     /// The memory a transform of a source with this header needs at most, estimated before decoding:
     /// the decoded image (after JPEG shrink-on-load; every frame loaded; 4 bytes a pixel) twice (the
