@@ -130,7 +130,7 @@ def main():
                      f"{disk['disk_hits']:.0f} disk hits during the run, peak RSS {disk['peak_rss_mb']:.0f} MB")
     storm = scenarios.get("dedup-storm")
     if storm and "origin_gets" in storm:
-        lines.append(f"- dedup-storm: {storm['clients']} concurrent clients, one uncached 3.9 MB source served at 1 MB/s: "
+        lines.append(f"- dedup-storm: {storm['clients']} concurrent clients, one uncached {storm.get('source_mb', '?')} MB source served at 1 MB/s: "
                      f"statuses {storm['statuses']}, {storm['distinct_sizes']} distinct body size(s), "
                      f"{storm['origin_gets']} origin GET(s), {storm['transforms']:.0f} transform(s), all answered in {storm['max_client_s']} s")
         targets.append(("dedup-storm: exactly one origin GET and one transform",

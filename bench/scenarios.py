@@ -376,7 +376,8 @@ def dedup_storm(args, origin, corpus):
     ours = Ours(args.binary, args.workdir)
     try:
         nonce = f"storm{int(time.time())}"
-        path = image_url(f"slow/{nonce}/Flow-5120x2880.jpg", 300)
+        largest = max(jpegs(corpus), key=lambda name: os.path.getsize(os.path.join(corpus, name)))
+        path = image_url(f"slow/{nonce}/{largest}", 300)
         barrier = threading.Barrier(200)
         results = []
         lock = threading.Lock()
@@ -397,7 +398,8 @@ def dedup_storm(args, origin, corpus):
         statuses = {}
         for status, _, _ in results:
             statuses[str(status)] = statuses.get(str(status), 0) + 1
-        return {"scenario": "dedup-storm", "clients": 200, "statuses": statuses,
+        return {"scenario": "dedup-storm", "clients": 200, "source": largest,
+                "source_mb": round(os.path.getsize(os.path.join(corpus, largest)) / 1e6, 1), "statuses": statuses,
                 "distinct_sizes": len({size for _, size, _ in results}),
                 "origin_gets": origin.gets(f"/slow/{nonce}/"),
                 "transforms": ours.metric("imageproxy_transform_duration_seconds_count"),

@@ -30,6 +30,25 @@ import Testing
         #expect(dropped > 0 && writer.droppedLines == dropped)
     }
 
+    @Test func aLoneLineArrivesWithinTheBatchIntervalWithoutAFlush() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer { close(descriptors[0]) }
+        #expect(fcntl(descriptors[0], F_SETFL, O_NONBLOCK) == 0)
+        let writer = LogLineWriter(descriptor: descriptors[1])
+        usleep(50_000)  // the writer thread is waiting
+        let started = ContinuousClock.now
+        #expect(writer.write("one line"))
+        var buffer = [UInt8](repeating: 0, count: 256)
+        var count = -1
+        while count <= 0, ContinuousClock.now - started < .seconds(2) {
+            count = read(descriptors[0], &buffer, buffer.count)
+            if count <= 0 { usleep(1_000) }
+        }
+        #expect(String(decoding: buffer.prefix(max(0, count)), as: UTF8.self) == "one line\n")
+        #expect(ContinuousClock.now - started < .milliseconds(500), "batched, not held back")
+    }
+
     @Test func timestampsAreFormattedOncePerSecondAndRight() {
         let cache = TimestampCache()
         #expect(cache.text(for: Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
