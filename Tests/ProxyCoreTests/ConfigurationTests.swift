@@ -123,6 +123,37 @@ import Testing
         }
     }
 
+    /// Values are read by type through swift-configuration from the one parse of the file: YAML's own
+    /// integers and booleans, a wrong type named with its key, an invalid environment value not hidden by
+    /// the file's valid one, a nested value where a list of strings is expected refused.
+    @Test func valuesAreReadByTheirType() async throws {
+        let path = try temporaryFile("image:\n  maxDimension: 0x800\n  autoAVIF: yes\nhttp:\n  clientHintWidths: [640, 320]\n")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let loaded = try await ProxyConfiguration.load(filePath: path, environment: [:])
+        #expect(loaded.image.maxDimension == 2048)
+        #expect(loaded.image.autoAVIF && !ProxyConfiguration().image.autoAVIF)
+        #expect(loaded.http.clientHintWidths == [320, 640])
+        await #expect(throws: ConfigurationError(
+            "invalid value 'x' for image.maxDimension (IMAGEPROXY_IMAGE_MAX_DIMENSION): expected an integer in 1...65535")
+        ) {
+            try await ProxyConfiguration.load(filePath: path, environment: ["IMAGEPROXY_IMAGE_MAX_DIMENSION": "x"])
+        }
+        let wrongType = try temporaryFile("image:\n  maxDimension: big\n")
+        defer { try? FileManager.default.removeItem(atPath: wrongType) }
+        await #expect(throws: ConfigurationError(
+            "invalid value 'big' for image.maxDimension (IMAGEPROXY_IMAGE_MAX_DIMENSION): expected an integer in 1...65535")
+        ) {
+            try await ProxyConfiguration.load(filePath: wrongType, environment: [:])
+        }
+        let nested = try temporaryFile("fetch:\n  resolve:\n    - host: a\n")
+        defer { try? FileManager.default.removeItem(atPath: nested) }
+        await #expect(throws: ConfigurationError(
+            "invalid value for fetch.resolve in \(nested): expected a list of host:port:address")
+        ) {
+            try await ProxyConfiguration.load(filePath: nested, environment: [:])
+        }
+    }
+
     @Test func bindAddressParsing() {
         #expect(ListenAddress(parsing: "127.0.0.1:8080") == ListenAddress(host: "127.0.0.1", port: 8080))
         #expect(ListenAddress(parsing: "[::1]:80") == ListenAddress(host: "::1", port: 80))

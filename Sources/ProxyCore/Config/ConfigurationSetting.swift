@@ -1,19 +1,27 @@
+import Configuration
 import Foundation
 import ImageCore
 import ProxyEngine
 
-/// One configuration key: its dotted name, what it accepts, and how it updates a ``ProxyConfiguration``.
+/// One configuration key: its dotted name, what it accepts, and how its value, read by type through
+/// swift-configuration's `ConfigReader`, updates a ``ProxyConfiguration``.
 struct ConfigurationSetting: Sendable {
+    /// What reading a key found.
+    enum Outcome: Equatable {
+        /// No provider sets the key: the default stays.
+        case absent
+        /// The value was read and applied.
+        case applied
+        /// The value (shown as given) is not what the key accepts.
+        case invalid(String)
+    }
+
     /// Dotted key as written in the YAML file, e.g. `cache.memoryBytes`.
     let key: String
     /// What a valid value looks like, for error messages.
     let expectation: String
-    /// Applies a textual value; returns false when the text is malformed or out of range.
-    let apply: @Sendable (inout ProxyConfiguration, String) -> Bool
-    /// Applies a list's items as they are (commas inside an item kept); nil for single values. A list is
-    /// a YAML sequence; in the environment comma-separated text, or a JSON array of strings when an item
-    /// itself holds a comma.
-    var applyItems: (@Sendable (inout ProxyConfiguration, [String]) -> Bool)?
+    /// Reads the key's value from `reader` by type, checks it and applies it.
+    let load: @Sendable (_ reader: ConfigReader, _ key: ConfigKey, _ configuration: inout ProxyConfiguration) -> Outcome
     /// The current value as text, as the status page shows it.
     var read: @Sendable (ProxyConfiguration) -> String = { _ in "" }
     /// A credential (signing keys, tokens, origin headers): shown masked.
@@ -55,75 +63,63 @@ struct ConfigurationSetting: Sendable {
         return output.uppercased()
     }
 
+    /// The key's value as given, for an error message; nil when no provider sets it.
+    static func given(_ reader: ConfigReader, _ key: ConfigKey) -> String? {
+        reader.string(forKey: key) ?? reader.stringArray(forKey: key)?.joined(separator: ", ")
+    }
+
+    /// A setting of a typed value: `value` reads it (nil when it is not of the type), `accepts` checks it.
+    static func typed<Value: Sendable>(
+        _ key: String, expectation: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, Value> & Sendable,
+        value: @escaping @Sendable (ConfigReader, ConfigKey) -> Value?,
+        accepts: @escaping @Sendable (Value) -> Bool = { _ in true }
+    ) -> ConfigurationSetting {
+        ConfigurationSetting(key: key, expectation: expectation) { reader, configKey, configuration in
+            guard let given = given(reader, configKey) else { return .absent }
+            guard let read = value(reader, configKey), accepts(read) else { return .invalid(given) }
+            configuration[keyPath: keyPath] = read
+            return .applied
+        }
+    }
+
     static func integer(
         _ key: String, _ range: ClosedRange<Int>, _ keyPath: any WritableKeyPath<ProxyConfiguration, Int> & Sendable
     ) -> ConfigurationSetting {
-        ConfigurationSetting(key: key, expectation: "an integer in \(range.lowerBound)...\(range.upperBound)") {
-            configuration, text in
-            guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else { return false }
-            configuration[keyPath: keyPath] = value
-            return true
-        }.reading { String($0[keyPath: keyPath]) }
+        typed(
+            key, expectation: "an integer in \(range.lowerBound)...\(range.upperBound)", keyPath,
+            value: { $0.int(forKey: $1) }, accepts: { range.contains($0) }
+        ).reading { String($0[keyPath: keyPath]) }
     }
 
     static func boolean(_ key: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, Bool> & Sendable) -> ConfigurationSetting {
-        ConfigurationSetting(key: key, expectation: "true or false") { configuration, text in
-            switch text.trimmingCharacters(in: .whitespaces).lowercased() {
-            case "true", "yes", "1", "on": configuration[keyPath: keyPath] = true
-            case "false", "no", "0", "off": configuration[keyPath: keyPath] = false
-            default: return false
-            }
-            return true
-        }.reading { String($0[keyPath: keyPath]) }
+        typed(key, expectation: "true or false", keyPath, value: { $0.bool(forKey: $1) })
+            .reading { String($0[keyPath: keyPath]) }
     }
 
     static func text(
         _ key: String, _ expectation: String = "a non-empty string",
         _ keyPath: any WritableKeyPath<ProxyConfiguration, String> & Sendable,
-        allowed: Set<String>? = nil, allowEmpty: Bool = false
+        allowed: Set<String>? = nil, allowEmpty: Bool = false, accepts: @escaping @Sendable (String) -> Bool = { _ in true }
     ) -> ConfigurationSetting {
-        ConfigurationSetting(key: key, expectation: expectation) { configuration, text in
-            guard allowEmpty || !text.isEmpty, allowed.map({ $0.contains(text) }) ?? true else { return false }
-            configuration[keyPath: keyPath] = text
-            return true
-        }.reading { $0[keyPath: keyPath] }
-    }
-}
-
-extension ConfigurationSetting {
-    /// A list of strings; given as text, items are separated by commas. Each item must pass `isValid`.
-    static func list(
-        _ key: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, [String]> & Sendable,
-        expectation: String = "a list of strings (comma-separated in the environment, or a JSON array)",
-        isValid: @escaping @Sendable (String) -> Bool = { _ in true }
-    ) -> ConfigurationSetting {
-        .items(key, expectation: expectation) { configuration, items in
-            guard items.allSatisfy(isValid) else { return false }
-            configuration[keyPath: keyPath] = items
-            return true
-        }.reading { $0[keyPath: keyPath].joined(separator: ", ") }
+        typed(
+            key, expectation: expectation, keyPath, value: { $0.string(forKey: $1) },
+            accepts: { text in (allowEmpty || !text.isEmpty) && (allowed?.contains(text) ?? true) && accepts(text) }
+        ).reading { $0[keyPath: keyPath] }
     }
 
-    /// A list setting whose items `apply` turns into a value (items trimmed, empty ones dropped).
-    static func items(
-        _ key: String, expectation: String, _ apply: @escaping @Sendable (inout ProxyConfiguration, [String]) -> Bool
+    /// One of an enumeration's raw values, read as the enumeration by the reader.
+    static func choice<Value: RawRepresentable<String> & Sendable>(
+        _ key: String, _ expectation: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, Value> & Sendable
     ) -> ConfigurationSetting {
-        var setting = ConfigurationSetting(key: key, expectation: expectation) { configuration, text in
-            apply(&configuration, splitList(text))
-        }
-        setting.applyItems = { configuration, items in
-            apply(&configuration, items.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-        }
-        return setting
+        typed(key, expectation: expectation, keyPath, value: { $0.string(forKey: $1, as: Value.self) })
+            .reading { $0[keyPath: keyPath].rawValue }
     }
 
-    /// The items of a list given as text: a JSON array of strings when it starts with `[` (so that an
-    /// item may hold a comma), else comma-separated.
-    static func splitList(_ text: String) -> [String] {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if trimmed.hasPrefix("["), let items = try? JSONDecoder().decode([String].self, from: Data(trimmed.utf8)) {
-            return items.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        }
-        return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    /// A value parsed from text by `parse` (nil when malformed), e.g. `host:port`.
+    static func parsed<Value: Sendable>(
+        _ key: String, _ expectation: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, Value> & Sendable,
+        _ parse: @escaping @Sendable (String) -> Value?
+    ) -> ConfigurationSetting {
+        typed(key, expectation: expectation, keyPath, value: { reader, key in reader.string(forKey: key).flatMap(parse) })
     }
 }

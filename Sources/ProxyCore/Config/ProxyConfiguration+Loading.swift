@@ -3,7 +3,6 @@ import Foundation
 import ImageCore
 import ProxyEngine
 import SystemPackage
-import Yams
 
 extension ProxyConfiguration {
     /// The file read when no `--config` is given and it exists in the working directory.
@@ -34,71 +33,33 @@ extension ProxyConfiguration {
 
         let chosenPath = filePath ?? (FileManager.default.fileExists(atPath: defaultFilePath) ? defaultFilePath : nil)
         if let chosenPath {
-            let keys = try fileKeys(at: chosenPath)
-            if let unknown = keys.first(where: { settingsByKey[$0] == nil }) {
-                throw ConfigurationError("unknown key '\(unknown)' in \(chosenPath)")
-            }
+            let file: FileProvider<ConfigurationFileSnapshot>
             do {
-                providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(chosenPath)))
+                file = try await FileProvider<ConfigurationFileSnapshot>(filePath: FilePath(chosenPath))
+            } catch let error as ConfigurationError {
+                throw ConfigurationError("\(chosenPath): \(error.message)")
             } catch {
                 throw ConfigurationError("cannot read \(chosenPath): \(error)")
             }
+            if let snapshot = file.snapshot() as? ConfigurationFileSnapshot {
+                if let unknown = snapshot.keys.first(where: { settingsByKey[$0] == nil }) {
+                    throw ConfigurationError("unknown key '\(unknown)' in \(chosenPath)")
+                }
+                if let nested = snapshot.keys.first(where: { snapshot.leaves[$0] == .unsupported }), let setting = settingsByKey[nested] {
+                    throw ConfigurationError(
+                        "invalid value for \(nested) in \(chosenPath): expected \(setting.expectation)")
+                }
+            }
+            providers.append(file)
         }
 
         let reader = ConfigReader(providers: providers)
         var configuration = ProxyConfiguration()
         for setting in settings {
-            let key = ConfigKey(setting.key)
-            if let applyItems = setting.applyItems {
-                // The environment's text is split here (JSON array or commas); a file's sequence is taken
-                // item by item, so an item keeps its commas.
-                let environmentText = strippedEnvironment[ConfigurationSetting.environmentSuffix(forKey: setting.key)]
-                guard
-                    let items = environmentText.map(ConfigurationSetting.splitList) ?? reader.stringArray(forKey: key)
-                        ?? reader.string(forKey: key).map(ConfigurationSetting.splitList)
-                else { continue }
-                guard applyItems(&configuration, items) else {
-                    throw ConfigurationError(
-                        "invalid value '\(items.joined(separator: ", "))' for \(setting.key) (\(setting.environmentName)): "
-                            + "expected \(setting.expectation)")
-                }
-                continue
-            }
-            guard let text = reader.string(forKey: key) else { continue }
-            guard setting.apply(&configuration, text) else {
-                throw ConfigurationError(
-                    "invalid value '\(text)' for \(setting.key) (\(setting.environmentName)): expected \(setting.expectation)")
-            }
+            guard case .invalid(let given) = setting.load(reader, ConfigKey(setting.key), &configuration) else { continue }
+            throw ConfigurationError(
+                "invalid value '\(given)' for \(setting.key) (\(setting.environmentName)): expected \(setting.expectation)")
         }
         return configuration
-    }
-
-    /// The dotted leaf keys of a YAML (or JSON, a subset of YAML) file.
-    private static func fileKeys(at path: String) throws -> [String] {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError("cannot read configuration file \(path)")
-        }
-        let document: Any?
-        do {
-            document = try Yams.load(yaml: text)
-        } catch {
-            throw ConfigurationError("\(path) is not valid YAML: \(error)")
-        }
-        guard let document else { return [] }
-        guard let mapping = document as? [String: Any] else {
-            throw ConfigurationError("\(path) must hold a mapping of keys to values")
-        }
-        var keys: [String] = []
-        func collect(_ mapping: [String: Any], prefix: String) {
-            for (name, value) in mapping {
-                let key = prefix.isEmpty ? name : prefix + "." + name
-                if let nested = value as? [String: Any] { collect(nested, prefix: key) } else { keys.append(key) }
-            }
-        }
-        collect(mapping, prefix: "")
-        return keys.sorted()
     }
 }

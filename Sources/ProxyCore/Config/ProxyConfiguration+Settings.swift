@@ -4,18 +4,11 @@ import ProxyEngine
 extension ProxyConfiguration {
     /// Every key the service understands. `config/imageproxy.yaml` documents the same list.
     static let settings: [ConfigurationSetting] = [
-        ConfigurationSetting(key: "bind", expectation: "host:port, e.g. 127.0.0.1:8080") { configuration, text in
-            guard let address = ListenAddress(parsing: text) else { return false }
-            configuration.bind = address
-            return true
-        }.reading { "\($0.bind.host):\($0.bind.port)" },
+        ConfigurationSetting.parsed("bind", "host:port, e.g. 127.0.0.1:8080", \.bind, ListenAddress.init(parsing:))
+            .reading { "\($0.bind.host):\($0.bind.port)" },
         .list("signingKey", \.security.signingKeys).secret(),
         .integer("queue.maxPending", 1...1_000_000, \.queue.maxPending),
-        ConfigurationSetting(key: "queue.order", expectation: "one of fifo, lifo") { configuration, text in
-            guard let order = WorkQueueState.Order(rawValue: text) else { return false }
-            configuration.queue.order = order
-            return true
-        }.reading { $0.queue.order.rawValue },
+        .choice("queue.order", "one of fifo, lifo", \.queue.order),
         .integer("queue.requestTimeoutMs", 100...600_000, \.queue.requestTimeoutMilliseconds),
         .integer("server.headerTimeoutMs", 100...600_000, \.server.headerTimeoutMilliseconds),
         .integer("server.idleTimeoutMs", 100...3_600_000, \.server.idleTimeoutMilliseconds),
@@ -34,11 +27,7 @@ extension ProxyConfiguration {
         .text("logLevel", "one of trace, debug, info, notice, warning, error, critical", \.logLevel,
               allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
         .text("cache.dir", "a folder path", \.cache.directory),
-        ConfigurationSetting(key: "cache.storeOriginals", expectation: "one of always, repeat, never") { configuration, text in
-            guard let policy = OriginalAdmission.Policy(rawValue: text) else { return false }
-            configuration.cache.storeOriginals = policy
-            return true
-        }.reading { $0.cache.storeOriginals.rawValue },
+        .choice("cache.storeOriginals", "one of always, repeat, never", \.cache.storeOriginals),
         .integer("cache.memoryBytes", 0...(1 << 40), \.cache.memoryBytes),
         .integer("cache.diskBytes", 0...(1 << 50), \.cache.diskBytes),
         .integer("cache.defaultTtl", 0...315_360_000, \.cache.defaultTTL),
@@ -84,21 +73,14 @@ extension ProxyConfiguration {
             item == "*" || ((item.hasPrefix("http://") || item.hasPrefix("https://")) && !item.dropFirst(8).contains("/"))
         },
         .boolean("http.clientHints", \.http.clientHints),
-        ConfigurationSetting.items("http.clientHintWidths", expectation: "widths in 1...65535") { configuration, items in
-            let widths = items.map { Int($0) }
-            guard !widths.isEmpty, widths.allSatisfy({ $0.map { (1...65_535).contains($0) } ?? false }) else { return false }
-            configuration.http.clientHintWidths = widths.compactMap { $0 }.sorted()
-            return true
-        }.reading { $0.http.clientHintWidths.map(String.init).joined(separator: ", ") },
+        .integers("http.clientHintWidths", 1...65_535, \.http.clientHintWidths),
         .integer("http.saveDataQuality", 0...100, \.http.saveDataQuality),
         .boolean("http.contentDisposition", \.http.contentDisposition),
         .text("log.format", "logfmt or json", \.observability.logFormat, allowed: ["logfmt", "json"]),
         .boolean("log.sourceUrls", \.observability.logSourceURLs),
-        ConfigurationSetting(key: "metrics.bind", expectation: "host:port or empty") { configuration, text in
-            guard text.isEmpty || ListenAddress(parsing: text) != nil else { return false }
-            configuration.observability.metricsBind = text
-            return true
-        }.reading { $0.observability.metricsBind },
+        .text(
+            "metrics.bind", "host:port or empty", \.observability.metricsBind, allowEmpty: true,
+            accepts: { $0.isEmpty || ListenAddress(parsing: $0) != nil }),
         .integer("status.sampleSeconds", 1...600, \.observability.statusSampleSeconds),
         .integer("shutdown.drainDelayMs", 0...600_000, \.shutdown.drainDelayMilliseconds),
         .integer("shutdown.gracePeriodMs", 0...3_600_000, \.shutdown.gracePeriodMilliseconds),
