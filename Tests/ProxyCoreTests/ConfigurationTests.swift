@@ -64,6 +64,10 @@ import Testing
         #expect(mapped.retryBackoffMilliseconds == own.retryBackoffMilliseconds && mapped.proxy == own.proxy)
         #expect(mapped.resolve == own.resolve && mapped.resumeBudgetBytes == own.resumeBudgetBytes)
         #expect(mapped.originHeaders.isEmpty && own.originHeaders.isEmpty)
+        #expect(MemoryCache.Settings(defaults.cache) == MemoryCache.Settings())
+        #expect(DiskCache.Settings(defaults.cache) == DiskCache.Settings())
+        #expect(NegativeCache.Settings(defaults.cache) == NegativeCache.Settings())
+        #expect(FreshnessPolicy(defaults.cache) == FreshnessPolicy())
     }
 
     @Test func listItemsKeepTheirCommas() async throws {

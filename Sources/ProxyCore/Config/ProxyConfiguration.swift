@@ -37,28 +37,28 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Cache settings: memory and disk tiers, freshness rules, admin access.
     public struct Cache: Sendable, Equatable {
         /// Folder of the disk cache (files + SQLite index). Key `cache.dir`, default `./cache`.
-        public var directory: String = "./cache"
+        public var directory = DiskCache.Settings().directory
         /// Bytes of encoded variants kept in memory. Key `cache.memoryBytes`, default 256 MiB.
-        public var memoryBytes: Int = 256 * 1024 * 1024
+        public var memoryBytes = MemoryCache.Settings().capacityBytes
         /// Which downloaded originals go to disk: `always`, `repeat` (a source's second download within
         /// the last 100000 sources) or `never`. Key `cache.storeOriginals`, default `repeat`.
         public var storeOriginals = OriginalAdmission.Policy.repeat
         /// Bytes of originals and variants kept on disk. Key `cache.diskBytes`, default 2 GiB.
-        public var diskBytes: Int = 2 * 1024 * 1024 * 1024
+        public var diskBytes = DiskCache.Settings().capacityBytes
         /// Freshness when the origin gives none, in seconds. Key `cache.defaultTtl`, default 86400.
-        public var defaultTTL = 86_400
+        public var defaultTTL = FreshnessPolicy().defaultTTL
         /// Lower bound on origin freshness, in seconds. Key `cache.minTtl`, default 60.
-        public var minTTL = 60
+        public var minTTL = FreshnessPolicy().minTTL
         /// Upper bound on origin freshness, in seconds. Key `cache.maxTtl`, default 31536000 (1 year).
-        public var maxTTL = 31_536_000
+        public var maxTTL = FreshnessPolicy().maxTTL
         /// How long an origin 404/410 is remembered, in seconds. Key `cache.negativeTtl`, default 60.
-        public var negativeTTL = 60
+        public var negativeTTL = NegativeCache.Settings().negativeTTL
         /// How long an origin failure (5xx, timeout) is remembered after its retries, in seconds.
         /// Key `cache.errorTtl`, default 5.
-        public var errorTTL = 5
+        public var errorTTL = NegativeCache.Settings().errorTTL
         /// How long expired entries with validators are kept for revalidation, in seconds.
         /// Key `cache.staleRetention`, default 604800 (7 days).
-        public var staleRetention = 604_800
+        public var staleRetention = DiskCache.Settings().staleRetentionSeconds
         /// Seconds between janitor runs (access times flushed, expired entries removed, budget enforced).
         /// Key `cache.janitorInterval`, default 30.
         public var janitorInterval = 30

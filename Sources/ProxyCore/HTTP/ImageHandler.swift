@@ -21,6 +21,11 @@ struct ImageHandler: Sendable {
     /// Cross-origin reads (`http.corsOrigins`); applied by ``CORSMiddleware`` and the memory-hit front.
     var cors = CORSPolicy(origins: [])
 
+    /// Answers an `/img` request that reached the router. Most memory hits never do: ``MemoryHitHandler``
+    /// answers them in front of the HTTP decoder. The ones that come here (`Origin`, client hints,
+    /// `Save-Data`, a request with a body, a connection with an earlier request in hand, or the front
+    /// turned off) get the same answer: both paths take ``ImagePipeline/freshInMemory(_:conditions:timings:)``
+    /// and ``responseParts(for:options:)``, and a differential test compares their bytes.
     func handle(_ request: Request, context: ProxyRequestContext) async throws -> Response {
         try guards.check(request)
         let (imageRequest, options) = try parse(query: guards.query(of: request), hints: ClientHints(headers: request.headers))

@@ -54,15 +54,13 @@ public final class ProxyRuntime: Service, Sendable {
         self.statusHistory = StatusHistory(
             interval: Double(configuration.observability.statusSampleSeconds), now: startedAt)
         do {
-            diskCache = try DiskCache(
-                directory: configuration.cache.directory, capacityBytes: configuration.cache.diskBytes,
-                staleRetention: configuration.cache.staleRetention, logger: logger)
+            diskCache = try DiskCache(settings: .init(configuration.cache), logger: logger)
         } catch {
             throw ConfigurationError("cannot open the disk cache in cache.dir \(configuration.cache.directory): \(error)")
         }
         readiness = Readiness()
-        memoryCache = MemoryCache(capacityBytes: configuration.cache.memoryBytes)
-        negativeCache = NegativeCache(negativeTTL: configuration.cache.negativeTTL, errorTTL: configuration.cache.errorTTL)
+        memoryCache = MemoryCache(settings: .init(configuration.cache))
+        negativeCache = NegativeCache(settings: .init(configuration.cache))
         statistics = CacheStatistics()
         sourceKeys = SourceKeyPolicy(ignoredParameters: configuration.cache.ignoredSourceParameters)
         fetcher = OriginFetcher(settings: .init(configuration), logger: logger, metrics: metrics)
@@ -71,9 +69,7 @@ public final class ProxyRuntime: Service, Sendable {
             memory: memoryCache, disk: diskCache, negative: negativeCache, statistics: statistics,
             fetcher: fetcher, pool: transformPool,
             transformer: ImageTransformer(settings: .init(configuration.image)),
-            freshness: FreshnessPolicy(
-                defaultTTL: configuration.cache.defaultTTL, minTTL: configuration.cache.minTTL,
-                maxTTL: configuration.cache.maxTTL),
+            freshness: FreshnessPolicy(configuration.cache),
             sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF, metrics: metrics,
             queues: .init(
                 downloadSlots: configuration.fetch.concurrency, maxPending: configuration.queue.maxPending,

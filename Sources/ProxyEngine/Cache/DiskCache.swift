@@ -29,6 +29,28 @@ public final class DiskCache: Sendable {
     var objectsDirectory: String { directory + "/objects" }
     var temporaryDirectory: String { directory + "/tmp" }
 
+    /// What the disk tier is told, with the service's defaults.
+    public struct Settings: Sendable, Equatable {
+        /// Folder of entry files and the SQLite index, created if needed. Default `./cache`.
+        public var directory = "./cache"
+        /// Bytes of originals and variants kept; the janitor evicts least recently used entries past it.
+        /// Default 2 GiB.
+        public var capacityBytes = 2 * 1024 * 1024 * 1024
+        /// Seconds an expired entry with validators (ETag, Last-Modified) is kept for revalidation.
+        /// Default 604800 (7 days).
+        public var staleRetentionSeconds = 604_800
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// Opens the cache as `settings` say and recovers it; a corrupt index is started afresh.
+    public convenience init(settings: Settings, logger: Logger) throws {
+        try self.init(
+            directory: settings.directory, capacityBytes: settings.capacityBytes,
+            staleRetention: settings.staleRetentionSeconds, logger: logger)
+    }
+
     /// Opens the cache in `directory` (created if needed) and recovers it; a corrupt index is started afresh.
     public init(directory: String, capacityBytes: Int, staleRetention: Int, logger: Logger) throws {
         self.directory = directory

@@ -7,12 +7,18 @@ import ImageCore
 /// stored; `no-cache` is stored but stale at once (revalidated on each use); nothing → `defaultTTL`.
 /// Lifetimes are clamped to `minTTL...maxTTL`, except that `no-cache`, `must-revalidate` and
 /// `proxy-revalidate` are never lengthened by `minTTL` (the origin asked to be consulted).
+///
+/// The policy is its own settings value; `FreshnessPolicy()` gives the service's defaults.
 public struct FreshnessPolicy: Sendable, Equatable {
+    /// Seconds of freshness when the origin gives none. Default 86400 (a day).
     public var defaultTTL: Int
+    /// Shortest lifetime given to an origin's answer, in seconds. Default 60.
     public var minTTL: Int
+    /// Longest lifetime given to an origin's answer, in seconds. Default 31536000 (a year).
     public var maxTTL: Int
 
-    public init(defaultTTL: Int, minTTL: Int, maxTTL: Int) {
+    /// A policy; `maxTTL` is raised to `minTTL` when below it.
+    public init(defaultTTL: Int = 86_400, minTTL: Int = 60, maxTTL: Int = 31_536_000) {
         self.defaultTTL = defaultTTL
         self.minTTL = minTTL
         self.maxTTL = max(minTTL, maxTTL)

@@ -53,6 +53,21 @@ public final class MemoryCache: Sendable {
     public let lowWatermarkBytes: Int
     private let evictionCount = Atomic<Int>(0)
 
+    /// What the memory tier is told, with the service's defaults.
+    public struct Settings: Sendable, Equatable {
+        /// Bytes the entries may hold (each counted by its allocation plus bookkeeping). Default 256 MiB.
+        public var capacityBytes = 256 * 1024 * 1024
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// An empty tier with the budget `settings` give.
+    public convenience init(settings: Settings) {
+        self.init(capacityBytes: settings.capacityBytes)
+    }
+
+    /// An empty tier of `capacityBytes`.
     public init(capacityBytes: Int) {
         self.capacityBytes = capacityBytes
         self.lowWatermarkBytes = capacityBytes / 10 * 9

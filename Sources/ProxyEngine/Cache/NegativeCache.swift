@@ -16,6 +16,26 @@ public final class NegativeCache: Sendable {
     private let errorTTL: Double
     private let capacity: Int
 
+    /// How long failures are remembered, with the service's defaults.
+    public struct Settings: Sendable, Equatable {
+        /// Seconds an origin 404 or 410 is remembered. Default 60.
+        public var negativeTTL = 60
+        /// Seconds another origin failure (5xx, timeout, unreachable), after its retries, is remembered.
+        /// Default 5.
+        public var errorTTL = 5
+        /// Sources remembered at most. Default 10000.
+        public var capacity = 10_000
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// An empty memory of failures as `settings` say.
+    public convenience init(settings: Settings) {
+        self.init(negativeTTL: settings.negativeTTL, errorTTL: settings.errorTTL, capacity: settings.capacity)
+    }
+
+    /// An empty memory of failures.
     public init(negativeTTL: Int, errorTTL: Int, capacity: Int = 10_000) {
         self.negativeTTL = Double(negativeTTL)
         self.errorTTL = Double(errorTTL)
