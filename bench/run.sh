@@ -15,7 +15,9 @@
 #
 # Results: bench/results/<run id>/ (peers.jsonl, scenarios.jsonl, table.md with the machine's details).
 # Environment: PEERS_DIR (default /tmp/imageproxy-peers; the harness's nginx must be able to read it),
-# HARNESS (default ../shared/bench/peers.sh), IMAGEPROXY_* settings for every ImageProxy started.
+# HARNESS (default ../shared/bench/peers.sh), IMAGEPROXY_* settings for every ImageProxy started,
+# BINARY (an ImageProxy built elsewhere, e.g. from an older commit for a before/after comparison; by
+# default this checkout's release build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -40,8 +42,12 @@ bash bench/corpus.sh
 export CORPUS=${CORPUS:-$PEERS_DIR/corpus-web}
 [ -f "$CORPUS/${HOT_SOURCE:-}" ] || export HOT_SOURCE=$(cd "$CORPUS" && ls *.jpg | head -1)
 
-swift build -c release --product ImageProxy
-binary="$(swift build -c release --show-bin-path)/ImageProxy"
+if [ -n "${BINARY:-}" ]; then
+  binary=$BINARY
+else
+  swift build -c release --product ImageProxy
+  binary="$(swift build -c release --show-bin-path)/ImageProxy"
+fi
 run_id=$(date +%Y%m%d-%H%M%S)
 out="$root/bench/results/$run_id"
 mkdir -p "$out"
