@@ -63,13 +63,13 @@ public struct AccessLog: Sendable {
         line.append("cache", entry.cacheTier)
         line.append("total_ms", RequestTimings.milliseconds(entry.total))
         var unordered: [RequestTimings.Stage] = []
-        for name in Self.stageOrder {
+        for name in StructuredLogHandler.stageOrder {
             // A stage timed twice counts once, its last time (as a metadata key would).
             if let stage = entry.stages.last(where: { $0.name == name }) {
                 line.append(name + "_ms", RequestTimings.milliseconds(stage.duration))
             }
         }
-        for stage in entry.stages where !Self.stageOrder.contains(stage.name) { unordered.append(stage) }
+        for stage in entry.stages where !StructuredLogHandler.stageOrder.contains(stage.name) { unordered.append(stage) }
         if let host = entry.sourceHost, entry.source == nil { line.append("source_host", host) }
         if let source = entry.source { line.append("source", source) }
         if let client = entry.client { line.append("client", client) }
@@ -77,9 +77,6 @@ public struct AccessLog: Sendable {
             line.append(stage.name + "_ms", RequestTimings.milliseconds(stage.duration))
         }
     }
-
-    /// Stage names in the order of ``StructuredLogHandler/fieldOrder`` (each stage `name` is field `name_ms`).
-    static let stageOrder = ["disk", "disk_read", "fetch", "queue", "transform"]
 
     /// The same fields as swift-log metadata, for other handlers.
     static func metadata(of entry: Entry) -> Logger.Metadata {

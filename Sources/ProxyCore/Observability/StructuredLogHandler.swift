@@ -24,10 +24,12 @@ public struct StructuredLogHandler: LogHandler {
     private let writer: LogLineWriter
 
     /// Fields written first, in this order, when present (the access log's); the rest follow sorted.
-    static let fieldOrder = [
-        "request_id", "method", "route", "status", "bytes", "cache", "total_ms", "disk_ms", "disk_read_ms", "fetch_ms",
-        "queue_ms", "transform_ms", "source_host", "source", "client",
-    ]
+    static let fieldOrder =
+        ["request_id", "method", "route", "status", "bytes", "cache", "total_ms"]
+        + stageOrder.map { $0 + "_ms" } + ["source_host", "source", "client"]
+    /// The request stages timed in an access line, in their place in ``fieldOrder`` (stage `name` is
+    /// field `name_ms`).
+    static let stageOrder = ["disk", "disk_read", "fetch", "queue", "transform"]
     private static let orderedFields = Set(fieldOrder)
 
     public init(label: String, format: Format, level: Logger.Level, writer: LogLineWriter = .standardError) {
