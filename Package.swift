@@ -36,7 +36,11 @@ let package = Package(
             name: "CVipsShim", dependencies: ["CVips"],
             // Frame counts and WebP metadata removal from the containers (frame_count.c): libwebpdemux
             // and libwebpmux come with libwebp-dev (a libvips-dev dependency), giflib with libgif-dev.
-            linkerSettings: [.linkedLibrary("webpdemux"), .linkedLibrary("webpmux"), .linkedLibrary("webp"), .linkedLibrary("gif")]
+            // lcms2 (a libvips-dev dependency) tells sRGB profiles from others (icc_profile.c).
+            linkerSettings: [
+                .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"), .linkedLibrary("webp"), .linkedLibrary("gif"),
+                .linkedLibrary("lcms2"),
+            ]
         ),
         .systemLibrary(
             name: "CCurl",

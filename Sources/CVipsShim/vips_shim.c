@@ -40,8 +40,17 @@ int ipx_vips_header(const void *buffer, size_t length,
     }
     *orientation = vips_image_get_orientation(image);
     *bands = vips_image_get_bands(image);
-    *colour_managed = vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0 ||
-                      vips_image_get_interpretation(image) == VIPS_INTERPRETATION_CMYK;
+    /* An sRGB profile on an RGB image needs no conversion (ipx_icc_is_srgb): its numbers are sRGB. */
+    int has_profile = vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0;
+    if (has_profile && *bands >= 3 && vips_image_get_interpretation(image) == VIPS_INTERPRETATION_sRGB) {
+        const void *profile = NULL;
+        size_t profile_length = 0;
+        if (!vips_image_get_blob(image, VIPS_META_ICC_NAME, &profile, &profile_length) &&
+            ipx_icc_is_srgb(profile, profile_length)) {
+            has_profile = 0;
+        }
+    }
+    *colour_managed = has_profile || vips_image_get_interpretation(image) == VIPS_INTERPRETATION_CMYK;
     g_object_unref(image);
     return 0;
 }

@@ -111,6 +111,9 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
 /// entropy-coded data (no decoding); stops counting past `limit`. -1 when the bytes are not a JPEG.
 int ipx_jpeg_count_scans(const void *buffer, size_t length, int limit);
 
+/* 1 when an ICC profile is an RGB profile described as sRGB (read by lcms2), else 0. */
+int ipx_icc_is_srgb(const void *data, size_t length);
+
 /// vips_thumbnail_image with the arguments of ipx_vips_thumbnail_buffer_pages.
 int ipx_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int size, int crop, int to_srgb);
 /// Copies an area.

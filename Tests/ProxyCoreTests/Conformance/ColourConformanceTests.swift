@@ -83,6 +83,29 @@ import Testing
         }
     }
 
+    /// Most web JPEGs carry an sRGB profile: their numbers are sRGB already, so the header says they need
+    /// no conversion (no lcms transform is built per image) and the output keeps the numbers, which are
+    /// the profile's colours. Other RGB profiles are still converted.
+    @Test func sRGBProfilesAreNotConvertedThrough() async throws {
+        let srgb = try ConformanceImages.jpeg(Self.source(profile: "srgb"), progressive: false, subsample: true)
+        #expect(try ConformanceImages.metadataFields(of: srgb).contains("icc-profile-data"), "the profile is attached")
+        #expect(try SourceHeader(reading: srgb).colourManaged == false)
+        for other in ["p3", Self.adobeRGB, "/usr/share/color/icc/ghostscript/srgb.icc"] {
+            let bytes = try ConformanceImages.jpeg(Self.source(profile: other), progressive: false, subsample: true)
+            #expect(try SourceHeader(reading: bytes).colourManaged, "\(other) is converted")
+        }
+        try await withFixtures(["/srgb.jpg": .image(srgb)]) { proxy, base, _ in
+            let reference = try ConformanceImages.referenceColour(of: srgb)
+            for query in [[("w", "300"), ("format", "png")], [("w", "50"), ("format", "jpeg")]] {
+                let response = try await proxy.image([("url", base + "/srgb.jpg")] + query)
+                try #require(response.status == .ok, "\(query): \(response.status) \(response.text)")
+                let output = try ConformanceImages.meanColour(ImageCore.VipsImage.decode(response.bytes))
+                let worst = zip(output, reference).map { abs($0 - $1) }.max() ?? 0
+                #expect(worst <= Self.tolerance, "\(query): \(output) vs icc_transform \(reference)")
+            }
+        }
+    }
+
     @Test func animatedWebPWithAProfileIsConvertedFrameByFrame() async throws {
         // Four frames of (200, 60 + 10 i, 40) in sRGB, stored as Display P3 numbers (frames must differ,
         // or the WebP encoder merges them).
