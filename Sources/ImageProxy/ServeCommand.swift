@@ -33,7 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         if checkConfig {
-            print("configuration ok: listening on \(settings.bind), cache in \(settings.cache.directory)")
+            print("configuration ok: listening on \(settings.bind), cache in \(settings.cache.disk.directory)")
             return
         }
         // glibc gives every thread its own malloc arena; with libvips' large short-lived buffers on many

@@ -19,7 +19,7 @@ import Testing
             configuration.cache.storeOriginals = .always
             return configuration
         }()
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         let origin = TestOrigin()
         try await origin.makeApplication().test(.live) { originClient in
             let url = "http://127.0.0.1:\(originClient.port!)/counted.jpg"
@@ -47,7 +47,7 @@ import Testing
             }
             // The folder and the index agree: a fresh open finds nothing to repair.
             let reopened = try DiskCache(
-                directory: configuration.cache.directory, capacityBytes: 1 << 30, staleRetention: 0,
+                directory: configuration.cache.disk.directory, capacityBytes: 1 << 30, staleRetention: 0,
                 logger: .init(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
             #expect(reopened.recoveryReport == .init())
             await reopened.shutdown()
@@ -174,7 +174,7 @@ import Testing
     }
 
     @Test func notFoundIsRememberedAndFailuresAreRetried() async throws {
-        try await withOriginAndProxy(configure: { $0.cache.negativeTTL = 30; $0.fetch.retries = 2; $0.fetch.retryBackoffMilliseconds = 10 }) {
+        try await withOriginAndProxy(configure: { $0.cache.negative.negativeTTL = 30; $0.fetch.retries = 2; $0.fetch.retryBackoffMilliseconds = 10 }) {
             proxy, origin, hits in
             let missing = try await proxy.image([("url", "\(origin)/missing"), ("w", "50")])
             #expect(missing.status == .notFound)
@@ -228,14 +228,14 @@ import Testing
 
     @Test func failingDiskWritesDoNotStopServing() async throws {
         var configuration = testConfiguration()
-        configuration.cache.memoryBytes = 0  // every request needs the disk or the origin
+        configuration.cache.memory.capacityBytes = 0  // every request needs the disk or the origin
         let finalConfiguration = configuration
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         let origin = TestOrigin()
         try await origin.makeApplication().test(.live) { originClient in
             try await withProxy(finalConfiguration) { proxy, runtime in
                 // Break the temporary folder: every write now fails, as on a full or read-only disk.
-                let temporary = finalConfiguration.cache.directory + "/tmp"
+                let temporary = finalConfiguration.cache.disk.directory + "/tmp"
                 try FileManager.default.removeItem(atPath: temporary)
                 FileManager.default.createFile(atPath: temporary, contents: Data("not a folder".utf8))
                 for width in [30, 31] {

@@ -1,5 +1,5 @@
 import Foundation
-import ProxyCore
+@testable import ProxyCore
 import Testing
 
 @testable import ImageCore
@@ -29,16 +29,16 @@ import Testing
                 "IMAGEPROXY_ALLOW_PRIVATE_SOURCES": "1", "IMAGEPROXY_CACHE_MEMORY_BYTES": "1024", "PATH": "/usr/bin",
             ])
         #expect(loaded.bind == ListenAddress(host: "127.0.0.2", port: 8181))
-        #expect(loaded.cache.directory == "/tmp/from-file")
-        #expect(loaded.cache.memoryBytes == 1024)
+        #expect(loaded.cache.disk.directory == "/tmp/from-file")
+        #expect(loaded.cache.memory.capacityBytes == 1024)
         #expect(loaded.fetch.timeoutMilliseconds == 2500)
-        #expect(loaded.allow.loopbackSources && loaded.allow.privateSources)
+        #expect(loaded.fetch.policy.allowLoopback && loaded.fetch.policy.allowPrivate)
         #expect(loaded.image.maxDimension == 4096)
     }
 
     @Test func cacheDirectoryFromEnvironment() async throws {
         let loaded = try await ProxyConfiguration.load(filePath: nil, environment: ["IMAGEPROXY_CACHE_DIR": "/var/cache/ipx"])
-        #expect(loaded.cache.directory == "/var/cache/ipx")
+        #expect(loaded.cache.disk.directory == "/var/cache/ipx")
     }
 
     @Test func listsComeFromYAMLSequencesOrCommaSeparatedEnvironment() async throws {
@@ -52,22 +52,62 @@ import Testing
 
     /// Each component's own defaults are the service's: the configuration maps onto them without changing
     /// anything when nothing is configured.
-    @Test func componentDefaultsAreTheConfigurationDefaults() {
-        let defaults = ProxyConfiguration()
-        #expect(ImageTransformer.Settings(defaults.image) == ImageTransformer.Settings())
-        #expect(EncodingSettings(defaults.image) == EncodingSettings())
-        let mapped = OriginFetcher.Settings(defaults), own = OriginFetcher.Settings()
-        #expect(mapped.connectTimeoutMilliseconds == own.connectTimeoutMilliseconds)
-        #expect(mapped.timeoutMilliseconds == own.timeoutMilliseconds && mapped.maxSourceBytes == own.maxSourceBytes)
-        #expect(mapped.maxRedirects == own.maxRedirects && mapped.concurrency == own.concurrency)
-        #expect(mapped.userAgent == own.userAgent && mapped.retries == own.retries)
-        #expect(mapped.retryBackoffMilliseconds == own.retryBackoffMilliseconds && mapped.proxy == own.proxy)
-        #expect(mapped.resolve == own.resolve && mapped.resumeBudgetBytes == own.resumeBudgetBytes)
-        #expect(mapped.originHeaders.isEmpty && own.originHeaders.isEmpty)
-        #expect(MemoryCache.Settings(defaults.cache) == MemoryCache.Settings())
-        #expect(DiskCache.Settings(defaults.cache) == DiskCache.Settings())
-        #expect(NegativeCache.Settings(defaults.cache) == NegativeCache.Settings())
-        #expect(FreshnessPolicy(defaults.cache) == FreshnessPolicy())
+    /// The configuration holds the components' own `Settings`: each key of a component lands in the
+    /// field the component reads, with no mapping in between.
+    @Test func componentKeysSetTheComponentsSettings() async throws {
+        let yaml = """
+            allow: {loopbackSources: true, addressClasses: [sharedCGNAT, linkLocal]}
+            security: {allowedHosts: ["*.Example.com"], originHeaders: ["a.example=X-Key: 1,2"]}
+            fetch: {connectTimeoutMs: 1001, timeoutMs: 2002, maxSourceBytes: 3003, concurrency: 4, resumeBytes: 5005,
+                    maxRedirects: 6, retries: 7, retryBackoffMs: 808, resolve: ["a.example:80:127.0.0.1"],
+                    proxy: "http://127.0.0.1:3128", userAgent: "test-agent"}
+            image: {maxSourcePixels: 1000, maxFrames: 9, maxSourceFrames: 99, maxTransformMs: 1234, maxTransformBytes: 4321,
+                    jpegQuality: 71, webpQuality: 72, avifQuality: 73, avifEffort: 4, pngCompression: 3}
+            cache: {dir: /tmp/ipx-keys, memoryBytes: 111, diskBytes: 222, staleRetention: 333, negativeTtl: 44,
+                    errorTtl: 3, defaultTtl: 600, minTtl: 120, maxTtl: 100}
+            """
+        let path = try temporaryFile(yaml)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let loaded = try await ProxyConfiguration.load(filePath: path, environment: [:])
+
+        var fetch = OriginFetcher.Settings()
+        fetch.policy = AddressPolicy(allowLoopback: true, allowPrivate: false, extraClasses: [.sharedCGNAT, .linkLocal])
+        fetch.allowlist = HostAllowlist(patterns: ["*.example.com"])
+        fetch.originHeaders = [OriginHeader(parsing: "a.example=X-Key: 1,2")!]
+        (fetch.connectTimeoutMilliseconds, fetch.timeoutMilliseconds, fetch.maxSourceBytes) = (1001, 2002, 3003)
+        (fetch.concurrency, fetch.resumeBudgetBytes, fetch.maxRedirects, fetch.retries) = (4, 5005, 6, 7)
+        (fetch.retryBackoffMilliseconds, fetch.resolve) = (808, ["a.example:80:127.0.0.1"])
+        (fetch.proxy, fetch.userAgent) = ("http://127.0.0.1:3128", "test-agent")
+        #expect(loaded.fetch == fetch)
+        #expect(loaded.fetch.allowlist.allows("cdn.example.com") && !loaded.fetch.allowlist.allows("example.org"))
+
+        var transformer = ImageTransformer.Settings()
+        (transformer.maxSourcePixels, transformer.maxFrames, transformer.maxSourceFrames) = (1000, 9, 99)
+        (transformer.maxTransformMilliseconds, transformer.maxTransformBytes) = (1234, 4321)
+        (transformer.encoding.jpegQuality, transformer.encoding.webpQuality, transformer.encoding.avifQuality) = (71, 72, 73)
+        (transformer.encoding.avifEffort, transformer.encoding.pngCompression) = (4, 3)
+        #expect(loaded.image.transformer == transformer)
+
+        var disk = DiskCache.Settings()
+        (disk.directory, disk.capacityBytes, disk.staleRetentionSeconds) = ("/tmp/ipx-keys", 222, 333)
+        #expect(loaded.cache.disk == disk)
+        #expect(loaded.cache.memory.capacityBytes == 111)
+        var negative = NegativeCache.Settings()
+        (negative.negativeTTL, negative.errorTTL) = (44, 3)
+        #expect(loaded.cache.negative == negative)
+        var freshness = FreshnessPolicy()
+        (freshness.defaultTTL, freshness.minTTL, freshness.maxTTL) = (600, 120, 100)
+        #expect(loaded.cache.freshness == freshness)
+        // A maxTtl below minTtl is raised to it where lifetimes are given.
+        #expect(loaded.cache.freshness.verdict(cacheControl: "max-age=99999", expires: nil, date: nil).lifetime == 120)
+
+        // The status page shows the component values as they were given.
+        let shown = Dictionary(uniqueKeysWithValues: ProxyConfiguration.settings.map { ($0.key, $0.read(loaded)) })
+        #expect(shown["allow.addressClasses"] == "linkLocal, sharedCGNAT")
+        #expect(shown["security.allowedHosts"] == "*.example.com")
+        #expect(shown["security.originHeaders"] == "a.example=X-Key: 1,2")
+        #expect(shown["fetch.resumeBytes"] == "5005" && shown["cache.staleRetention"] == "333")
+        #expect(shown["image.avifEffort"] == "4")
     }
 
     @Test func listItemsKeepTheirCommas() async throws {
@@ -75,11 +115,11 @@ import Testing
         let path = try temporaryFile("security:\n  originHeaders:\n    - \"\(header)\"\n    - \"b.example=X-Token: 1,2\"\n")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fromFile = try await ProxyConfiguration.load(filePath: path, environment: [:])
-        #expect(fromFile.security.originHeaders == [header, "b.example=X-Token: 1,2"])
+        #expect(fromFile.fetch.originHeaders.map(\.description) == [header, "b.example=X-Token: 1,2"])
         // In the environment, a JSON array keeps commas inside items; plain text splits on them.
         let fromJSON = try await ProxyConfiguration.load(
             filePath: nil, environment: ["IMAGEPROXY_SECURITY_ORIGIN_HEADERS": #"["\#(header)", "c.example=A: b"]"#])
-        #expect(fromJSON.security.originHeaders == [header, "c.example=A: b"])
+        #expect(fromJSON.fetch.originHeaders.map(\.description) == [header, "c.example=A: b"])
         let widths = try await ProxyConfiguration.load(filePath: nil, environment: ["IMAGEPROXY_HTTP_CLIENT_HINT_WIDTHS": "800, 100,400"])
         #expect(widths.http.clientHintWidths == [100, 400, 800])
     }
@@ -89,7 +129,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let loaded = try await ProxyConfiguration.load(filePath: path, environment: [:])
         #expect(loaded.image.maxDimension == 2000)
-        #expect(loaded.cache.defaultTTL == 60)
+        #expect(loaded.cache.freshness.defaultTTL == 60)
         #expect(loaded.cache.ignoredSourceParameters == ["sig", "X-Foo-*"])
     }
 

@@ -95,11 +95,11 @@ import Testing
             fast.server.headerTimeoutMilliseconds = 5_000
             var router = fast
             router.server.memoryHitFastPath = false
-            router.cache.directory += "-router"
+            router.cache.disk.directory += "-router"
             let slow = router
             defer {
-                try? FileManager.default.removeItem(atPath: fast.cache.directory)
-                try? FileManager.default.removeItem(atPath: slow.cache.directory)
+                try? FileManager.default.removeItem(atPath: fast.cache.disk.directory)
+                try? FileManager.default.removeItem(atPath: slow.cache.disk.directory)
             }
             let target = "/img?url=\(StatusPage.percentEncode(base + "/p.jpg"))&w=64"
             try await withProxy(fast) { fastProxy, _ in

@@ -37,7 +37,7 @@ import Testing
         let expectations: [(String, String)] = [
             ("/scans.jpg", "more than 64 scans"), ("/frames.webp", "more than 1000 frames"),
         ] + ["iTXt", "tEXt", "pCAL", "sPLT", "sCAL", "zTXt", "iCCP"].map { ("/huge-\($0).png", "cannot be decoded") }
-        try await withFixtures(files, configure: { $0.image.maxTransformMilliseconds = 10_000 }) { proxy, base, _ in
+        try await withFixtures(files, configure: { $0.image.transformer.maxTransformMilliseconds = 10_000 }) { proxy, base, _ in
             let before = ProcessStatistics.current()?.residentMemoryBytes ?? 0
             for (path, message) in expectations {
                 for query in [[("w", "64")], [("w", "64"), ("format", "webp")], [("lqip", "1")]] {

@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func tooManyPixelsIsRefusedFromTheHeader() async throws {
-        try await withOriginAndProxy(configure: { $0.image.maxSourcePixels = 100_000 }) { proxy, origin, _ in
+        try await withOriginAndProxy(configure: { $0.image.transformer.maxSourcePixels = 100_000 }) { proxy, origin, _ in
             let response = try await proxy.image([("url", "\(origin)/photo.jpg"), ("w", "50")])
             #expect(response.status == .unprocessableContent)
             #expect(response.text.contains("100000 pixels"))
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func loopbackSourcesAreRefusedByDefault() async throws {
-        try await withOriginAndProxy(configure: { $0.allow = .init() }) { proxy, origin, hits in
+        try await withOriginAndProxy(configure: { $0.fetch.policy = AddressPolicy() }) { proxy, origin, hits in
             for url in ["\(origin)/photo.jpg", origin.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "/photo.jpg",
                         origin.replacingOccurrences(of: "127.0.0.1", with: "[::ffff:127.0.0.1]") + "/photo.jpg"] {
                 let response = try await proxy.image([("url", url), ("w", "50")])

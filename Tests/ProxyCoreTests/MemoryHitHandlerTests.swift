@@ -189,7 +189,7 @@ import Testing
 @Suite struct ParsedRequestCacheTests {
     @Test func theCacheIsBoundedByBytesNotEntries() async throws {
         let configuration = testConfiguration()
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         try await withProxy(configuration) { _, runtime in
             let cache = ParsedRequestCache(capacityBytes: 64 * 1024)
             let images = ProxyApplication.imageHandler(runtime)

@@ -23,7 +23,7 @@ import Glibc
 
     @Test func metricsMoveByExactlyTheExpectedAmounts() async throws {
         let configuration = testConfiguration()
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         let origin = TestOrigin()
         try await origin.makeApplication().test(.live) { originClient in
             let base = "http://127.0.0.1:\(originClient.port!)"
@@ -107,7 +107,7 @@ import Glibc
         let recorder = RecordingLogHandler.Store()
         let accessLogger = Logger(label: "access", factory: { _ in RecordingLogHandler(store: recorder) })
         let configuration = testConfiguration()
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         try await TestOrigin().makeApplication().test(.live) { originClient in
             let url = "http://127.0.0.1:\(originClient.port!)/photo.jpg"
             try await withProxy(configuration, accessLogger: accessLogger) { proxy, _ in
@@ -199,7 +199,7 @@ extension HTTPField.Name {
         var configuration = testConfiguration()
         configuration.observability.metricsBind = "127.0.0.1:\(port)"
         let finalConfiguration = configuration
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         try await withProxy(finalConfiguration) { proxy, _ in
             let main = try await proxy.execute(uri: "/metrics", method: .get, headers: [:], body: nil)
             #expect(main.status == .notFound)

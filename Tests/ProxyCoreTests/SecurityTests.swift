@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func allowlistLoopsAndTheHopMarker() async throws {
-        try await withOriginAndProxy(configure: { $0.security.allowedHosts = ["*.example.com", "images.example.org"] }) { proxy, origin, hits in
+        try await withOriginAndProxy(configure: { $0.fetch.allowlist = HostAllowlist(patterns: ["*.example.com", "images.example.org"]) }) { proxy, origin, hits in
             let refused = try await proxy.image([("url", "\(origin)/photo.jpg"), ("w", "20")])
             #expect(refused.status == .forbidden)
             #expect(hits.count("/photo.jpg") == 0)
@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func originCredentialsGoOnlyToTheirHost() async throws {
-        try await withOriginAndProxy(configure: { $0.security.originHeaders = ["127.0.0.1=Authorization: Bearer origin-secret"] }) {
+        try await withOriginAndProxy(configure: { $0.fetch.originHeaders = [OriginHeader(parsing: "127.0.0.1=Authorization: Bearer origin-secret")!] }) {
             proxy, origin, hits in
             #expect(try await proxy.image([("url", "\(origin)/cred.jpg"), ("w", "20")]).status == .ok)
             let redirected = try await proxy.image([("url", "\(origin)/cred-redirect"), ("w", "20")])
@@ -91,7 +91,7 @@ import Testing
     @Test func namesPinnedToRefusedAddressesAreRefused() async throws {
         // CURLOPT_RESOLVE maps a made-up name to loopback: the policy judges the address, not the name.
         try await withOriginAndProxy(configure: { configuration in
-            configuration.allow = .init()
+            configuration.fetch.policy = AddressPolicy()
             configuration.fetch.resolve = ["pinned.test:1:127.0.0.1"]
         }) { proxy, origin, hits in
             let port = String(origin.split(separator: ":").last!)
@@ -116,16 +116,16 @@ import Testing
         port: String, loopback: Bool, _ body: @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         var configuration = testConfiguration()
-        configuration.allow.loopbackSources = loopback
+        configuration.fetch.policy.allowLoopback = loopback
         configuration.fetch.resolve = ["pinned.test:\(port):127.0.0.1"]
         let final = configuration
-        defer { try? FileManager.default.removeItem(atPath: final.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: final.cache.disk.directory) }
         try await withProxy(final) { proxy, _ in try await body(proxy) }
     }
 
     @Test func loopbackSpellingsAreRefusedAtOnce() async throws {
         // With a 5 s fetch timeout, "at once" (< 2.5 s, even on a loaded machine) cannot be a timeout.
-        try await withOriginAndProxy(configure: { $0.allow = .init(); $0.fetch.timeoutMilliseconds = 5000 }) { proxy, origin, hits in
+        try await withOriginAndProxy(configure: { $0.fetch.policy = AddressPolicy(); $0.fetch.timeoutMilliseconds = 5000 }) { proxy, origin, hits in
             let port = String(origin.split(separator: ":").last!)
             for host in ["127.0.0.1", "127.1", "2130706433", "0.0.0.0", "localhost", "[::1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]"] {
                 let started = ContinuousClock.now
@@ -138,7 +138,7 @@ import Testing
     }
 
     @Test func hostileImagesGetTheir4xxAndTheServiceCarriesOn() async throws {
-        try await withOriginAndProxy(configure: { $0.image.maxFrames = 25 }) { proxy, origin, _ in
+        try await withOriginAndProxy(configure: { $0.image.transformer.maxFrames = 25 }) { proxy, origin, _ in
             let cases: [(String, HTTPResponse.Status)] = [
                 ("/bomb.png", .unprocessableContent),
                 ("/truncated.png", .unprocessableContent),
@@ -168,7 +168,7 @@ import Testing
     }
 
     @Test func slowTransformsAreStoppedByTheKillFlag() async throws {
-        try await withOriginAndProxy(configure: { $0.image.maxTransformMilliseconds = 400 }) { proxy, origin, _ in
+        try await withOriginAndProxy(configure: { $0.image.transformer.maxTransformMilliseconds = 400 }) { proxy, origin, _ in
             // A 4000×3000 PNG encode takes far longer than 400 ms; a 40 px thumbnail far less.
             let started = ContinuousClock.now
             let slow = try await proxy.image([("url", "\(origin)/photo.jpg"), ("w", "4000"), ("enlarge", "1"), ("format", "png")])

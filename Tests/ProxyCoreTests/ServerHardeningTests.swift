@@ -18,7 +18,7 @@ import Testing
 
     @Test func slowHeadersAreCutOffWhileOthersAreServed() async throws {
         let configuration = configuration()
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         try await withProxy(configuration) { proxy, _ in
             let port = proxy.port!
             let slow = Task.detached { () -> (closedAfter: Duration, closed: Bool) in
@@ -47,7 +47,7 @@ import Testing
     @Test func aBodyThatNeverArrivesIsCutOff() async throws {
         var configuration = configuration()
         configuration.server.bodyTimeoutMilliseconds = 800
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         try await withProxy(configuration) { proxy, _ in
             let started = ContinuousClock.now
             let stalled = try RawConnection(port: proxy.port!, receiveTimeoutSeconds: 10)
@@ -67,7 +67,7 @@ import Testing
 
     @Test func smugglingShapesAndHugeHeadersAreRejected() async throws {
         let configuration = configuration()
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         try await withProxy(configuration) { proxy, _ in
             let port = proxy.port!
             let both = try RawConnection(port: port)

@@ -38,7 +38,7 @@ import Testing
         let big = try TestImages.gradient(width: 1600, height: 1200).encoded(as: .png).bytes
         let small = try TestImages.gradient(width: 200, height: 150).encoded(as: .png).bytes
         let files: [String: FixtureOrigin.File] = ["/big.png": .image(big), "/small.png": .image(small)]
-        try await withFixtures(files, configure: { $0.image.maxTransformBytes = 4 << 20 }) { proxy, base, _ in
+        try await withFixtures(files, configure: { $0.image.transformer.maxTransformBytes = 4 << 20 }) { proxy, base, _ in
             let refused = try await proxy.image([("url", base + "/big.png"), ("w", "100")])
             #expect(refused.status == .unprocessableContent)
             #expect(refused.text.contains("image.maxTransformBytes"), "\(refused.text)")

@@ -1,12 +1,16 @@
-/// Encoder defaults, per format.
+/// Encoder defaults, per format (a request's `q` overrides the quality).
 public struct EncodingSettings: Sendable, Equatable {
+    /// JPEG quality 1...100. Default 80.
     public var jpegQuality = 80
+    /// WebP quality 1...100. Default 80.
     public var webpQuality = 80
+    /// AVIF quality 1...100. Default 55.
     public var avifQuality = 55
-    /// AVIF encoder effort 0 (fastest) ... 9.
+    /// AVIF encoder effort 0 (fastest) ... 9 (smallest). Default 2.
     public var avifEffort = 2
-    /// PNG zlib level 0...9.
+    /// PNG zlib level 0...9. Default 6.
     public var pngCompression = 6
 
+    /// The defaults.
     public init() {}
 }

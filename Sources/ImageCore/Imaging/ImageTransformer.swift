@@ -24,19 +24,23 @@ public struct ImageTransformer: Sendable {
 
     /// What a transformer is allowed; the defaults are the service's (`config/imageproxy.yaml`, `image.*`).
     public struct Settings: Sendable, Equatable {
-        /// Largest source in pixels (width x height x frames), checked from the header (40 MP).
+        /// Largest source in pixels (width x height x frames), checked from the header. Default 40 MP.
         public var maxSourcePixels = 40_000_000
-        /// Most frames kept from an animated source.
+        /// Most frames kept from an animated source (the rest are dropped). Default 100.
         public var maxFrames = 100
-        /// Most frames a source may have, counted from its container before any decode.
+        /// Most frames a source may have, counted from its container before any decode (more is a 422).
+        /// Default 1000.
         public var maxSourceFrames = 1000
-        /// Longest a transform may take in milliseconds, then it is stopped; 0 = no limit.
+        /// Longest a transform may take in milliseconds, then it is stopped (503); 0 = no limit. Default 10000.
         public var maxTransformMilliseconds = 10_000
-        /// Bytes all running transforms may hold together (384 MiB); 0 = no budget.
+        /// Bytes all running transforms may hold together, each job's working set estimated from its
+        /// header before decoding; a job waits for its share, one larger than the whole budget is refused;
+        /// 0 = no budget. Default 384 MiB.
         public var maxTransformBytes = 402_653_184
         /// Encoder defaults.
         public var encoding = EncodingSettings()
 
+        /// The defaults.
         public init() {}
     }
 

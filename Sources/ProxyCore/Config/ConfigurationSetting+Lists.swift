@@ -13,6 +13,16 @@ extension ConfigurationSetting {
             .reading { $0[keyPath: keyPath].joined(separator: ", ") }
     }
 
+    /// A list whose items become a component's value: `parse` turns them into it (nil when any item is
+    /// malformed), `show` turns it back into items for the status page.
+    static func parsedList<Value: Sendable>(
+        _ key: String, _ keyPath: any WritableKeyPath<ProxyConfiguration, Value> & Sendable, expectation: String,
+        parse: @escaping @Sendable ([String]) -> Value?, show: @escaping @Sendable (Value) -> [String]
+    ) -> ConfigurationSetting {
+        typed(key, expectation: expectation, keyPath, value: { reader, key in strings(reader, key).flatMap(parse) })
+            .reading { show($0[keyPath: keyPath]).joined(separator: ", ") }
+    }
+
     /// A list of integers, each in `range`, kept sorted: a YAML sequence or comma-separated text.
     static func integers(
         _ key: String, _ range: ClosedRange<Int>, _ keyPath: any WritableKeyPath<ProxyConfiguration, [Int]> & Sendable

@@ -2,7 +2,10 @@ import ImageCore
 import ProxyEngine
 
 extension ProxyConfiguration {
-    /// Every key the service understands. `config/imageproxy.yaml` documents the same list.
+    /// Every key the service understands, each mapped onto the field it sets: a component's own
+    /// `Settings` (``OriginFetcher/Settings``, ``ImageTransformer/Settings``, the caches' settings) or a
+    /// service setting of ``ProxyConfiguration``. A new key is its line here plus its line in
+    /// `config/imageproxy.yaml` (the field and its documented default live with the component).
     static let settings: [ConfigurationSetting] = [
         ConfigurationSetting.parsed("bind", "host:port, e.g. 127.0.0.1:8080", \.bind, ListenAddress.init(parsing:))
             .reading { "\($0.bind.host):\($0.bind.port)" },
@@ -16,57 +19,65 @@ extension ProxyConfiguration {
         .integer("server.maxHeaderBytes", 1_024...1_048_576, \.server.maxHeaderBytes),
         .integer("server.bodyTimeoutMs", 100...600_000, \.server.bodyTimeoutMilliseconds),
         .boolean("server.memoryHitFastPath", \.server.memoryHitFastPath),
-        .list("security.allowedHosts", \.security.allowedHosts),
-        .list(
-            "security.originHeaders", \.security.originHeaders, expectation: "a list of pattern=Name: value",
-            isValid: { OriginHeader(parsing: $0) != nil }).secret(),
+        .parsedList(
+            "security.allowedHosts", \.fetch.allowlist, expectation: "a list of host patterns",
+            parse: { HostAllowlist(patterns: $0) }, show: \.patterns),
+        .parsedList(
+            "security.originHeaders", \.fetch.originHeaders, expectation: "a list of pattern=Name: value",
+            parse: { items in
+                let headers = items.compactMap(OriginHeader.init(parsing:))
+                return headers.count == items.count ? headers : nil
+            }, show: { $0.map(\.description) }).secret(),
         .list(
             "fetch.resolve", \.fetch.resolve, expectation: "a list of host:port:address",
             isValid: { $0.split(separator: ":", maxSplits: 2).count == 3 }),
         .text("fetch.proxy", "a proxy URL or empty", \.fetch.proxy, allowEmpty: true),
         .text("logLevel", "one of trace, debug, info, notice, warning, error, critical", \.logLevel,
               allowed: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
-        .text("cache.dir", "a folder path", \.cache.directory),
+        .text("cache.dir", "a folder path", \.cache.disk.directory),
         .choice("cache.storeOriginals", "one of always, repeat, never", \.cache.storeOriginals),
-        .integer("cache.memoryBytes", 0...(1 << 40), \.cache.memoryBytes),
-        .integer("cache.diskBytes", 0...(1 << 50), \.cache.diskBytes),
-        .integer("cache.defaultTtl", 0...315_360_000, \.cache.defaultTTL),
-        .integer("cache.minTtl", 0...315_360_000, \.cache.minTTL),
-        .integer("cache.maxTtl", 0...315_360_000, \.cache.maxTTL),
-        .integer("cache.negativeTtl", 0...86_400, \.cache.negativeTTL),
-        .integer("cache.errorTtl", 0...3_600, \.cache.errorTTL),
-        .integer("cache.staleRetention", 0...315_360_000, \.cache.staleRetention),
+        .integer("cache.memoryBytes", 0...(1 << 40), \.cache.memory.capacityBytes),
+        .integer("cache.diskBytes", 0...(1 << 50), \.cache.disk.capacityBytes),
+        .integer("cache.defaultTtl", 0...315_360_000, \.cache.freshness.defaultTTL),
+        .integer("cache.minTtl", 0...315_360_000, \.cache.freshness.minTTL),
+        .integer("cache.maxTtl", 0...315_360_000, \.cache.freshness.maxTTL),
+        .integer("cache.negativeTtl", 0...86_400, \.cache.negative.negativeTTL),
+        .integer("cache.errorTtl", 0...3_600, \.cache.negative.errorTTL),
+        .integer("cache.staleRetention", 0...315_360_000, \.cache.disk.staleRetentionSeconds),
         .integer("cache.janitorInterval", 1...86_400, \.cache.janitorInterval),
         .list("cache.ignoredSourceParams", \.cache.ignoredSourceParameters),
         .text("cache.adminToken", "a token (empty turns the admin routes off)", \.cache.adminToken, allowEmpty: true).secret(),
-        .boolean("allow.loopbackSources", \.allow.loopbackSources),
-        .boolean("allow.privateSources", \.allow.privateSources),
-        .list(
-            "allow.addressClasses", \.allow.addressClasses,
+        .boolean("allow.loopbackSources", \.fetch.policy.allowLoopback),
+        .boolean("allow.privateSources", \.fetch.policy.allowPrivate),
+        .parsedList(
+            "allow.addressClasses", \.fetch.policy.extraClasses,
             expectation: "a list of address classes (\(AddressPolicy.AddressClass.allCases.map(\.rawValue).joined(separator: ", ")))",
-            isValid: { AddressPolicy.AddressClass(rawValue: $0) != nil }),
+            parse: { items in
+                let classes = items.compactMap(AddressPolicy.AddressClass.init(rawValue:))
+                return classes.count == items.count ? Set(classes) : nil
+            }, show: { $0.map(\.rawValue).sorted() }),
         .integer("fetch.connectTimeoutMs", 1...600_000, \.fetch.connectTimeoutMilliseconds),
         .integer("fetch.timeoutMs", 1...3_600_000, \.fetch.timeoutMilliseconds),
         .integer("fetch.maxSourceBytes", 1...(1 << 34), \.fetch.maxSourceBytes),
         .integer("fetch.concurrency", 1...1024, \.fetch.concurrency),
-        .integer("fetch.resumeBytes", 0...(1 << 34), \.fetch.resumeBytes),
+        .integer("fetch.resumeBytes", 0...(1 << 34), \.fetch.resumeBudgetBytes),
         .integer("fetch.maxRedirects", 0...20, \.fetch.maxRedirects),
         .integer("fetch.retries", 0...10, \.fetch.retries),
         .integer("fetch.retryBackoffMs", 0...60_000, \.fetch.retryBackoffMilliseconds),
         .text("fetch.userAgent", "a non-empty string", \.fetch.userAgent),
         .integer("image.maxDimension", 1...65_535, \.image.maxDimension),
-        .integer("image.maxSourcePixels", 1...1_000_000_000, \.image.maxSourcePixels),
-        .integer("image.maxFrames", 1...10_000, \.image.maxFrames),
-        .integer("image.maxSourceFrames", 1...100_000, \.image.maxSourceFrames),
-        .integer("image.maxTransformMs", 0...600_000, \.image.maxTransformMilliseconds),
-        .integer("image.maxTransformBytes", 0...(1 << 40), \.image.maxTransformBytes),
+        .integer("image.maxSourcePixels", 1...1_000_000_000, \.image.transformer.maxSourcePixels),
+        .integer("image.maxFrames", 1...10_000, \.image.transformer.maxFrames),
+        .integer("image.maxSourceFrames", 1...100_000, \.image.transformer.maxSourceFrames),
+        .integer("image.maxTransformMs", 0...600_000, \.image.transformer.maxTransformMilliseconds),
+        .integer("image.maxTransformBytes", 0...(1 << 40), \.image.transformer.maxTransformBytes),
         .integer("image.workers", 0...256, \.image.workers),
         .boolean("image.autoAVIF", \.image.autoAVIF),
-        .integer("image.jpegQuality", 1...100, \.image.jpegQuality),
-        .integer("image.webpQuality", 1...100, \.image.webpQuality),
-        .integer("image.avifQuality", 1...100, \.image.avifQuality),
-        .integer("image.avifEffort", 0...9, \.image.avifEffort),
-        .integer("image.pngCompression", 0...9, \.image.pngCompression),
+        .integer("image.jpegQuality", 1...100, \.image.transformer.encoding.jpegQuality),
+        .integer("image.webpQuality", 1...100, \.image.transformer.encoding.webpQuality),
+        .integer("image.avifQuality", 1...100, \.image.transformer.encoding.avifQuality),
+        .integer("image.avifEffort", 0...9, \.image.transformer.encoding.avifEffort),
+        .integer("image.pngCompression", 0...9, \.image.transformer.encoding.pngCompression),
         .integer("http.staleWhileRevalidate", 0...31_536_000, \.http.staleWhileRevalidate),
         .text("http.timingAllowOrigin", "an origin, * or empty", \.http.timingAllowOrigin, allowEmpty: true),
         .list("http.corsOrigins", \.http.corsOrigins, expectation: "* or origins like https://app.example.com") { item in

@@ -12,10 +12,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var logLevel: String = "info"
     /// Cache settings.
     public var cache = Cache()
-    /// Which source addresses may be fetched.
-    public var allow = SourcePolicy()
-    /// Origin download settings.
-    public var fetch = Fetch()
+    /// Origin downloads: the fetcher's own settings (`fetch.*`, and `allow.*`, `security.allowedHosts`,
+    /// `security.originHeaders`, which say what it may fetch and with which credentials).
+    public var fetch = OriginFetcher.Settings()
     /// Decode, transform and encode settings.
     public var image = Image()
     /// Response header settings.
@@ -24,7 +23,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var shutdown = Shutdown()
     /// Logging and metrics settings.
     public var observability = Observability()
-    /// Signed URLs and source restrictions.
+    /// Signed URLs.
     public var security = Security()
     /// Connection limits of the HTTP server.
     public var server = Server()
@@ -34,31 +33,19 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Creates the embedded defaults.
     public init() {}
 
-    /// Cache settings: memory and disk tiers, freshness rules, admin access.
+    /// Cache settings: the tiers' own settings, the freshness rules, and what the service adds.
     public struct Cache: Sendable, Equatable {
-        /// Folder of the disk cache (files + SQLite index). Key `cache.dir`, default `./cache`.
-        public var directory = DiskCache.Settings().directory
-        /// Bytes of encoded variants kept in memory. Key `cache.memoryBytes`, default 256 MiB.
-        public var memoryBytes = MemoryCache.Settings().capacityBytes
+        /// The memory tier (`cache.memoryBytes`).
+        public var memory = MemoryCache.Settings()
+        /// The disk tier (`cache.dir`, `cache.diskBytes`, `cache.staleRetention`).
+        public var disk = DiskCache.Settings()
+        /// Remembered origin failures (`cache.negativeTtl`, `cache.errorTtl`).
+        public var negative = NegativeCache.Settings()
+        /// Lifetimes of origin answers (`cache.defaultTtl`, `cache.minTtl`, `cache.maxTtl`).
+        public var freshness = FreshnessPolicy()
         /// Which downloaded originals go to disk: `always`, `repeat` (a source's second download within
         /// the last 100000 sources) or `never`. Key `cache.storeOriginals`, default `repeat`.
         public var storeOriginals = OriginalAdmission.Policy.repeat
-        /// Bytes of originals and variants kept on disk. Key `cache.diskBytes`, default 2 GiB.
-        public var diskBytes = DiskCache.Settings().capacityBytes
-        /// Freshness when the origin gives none, in seconds. Key `cache.defaultTtl`, default 86400.
-        public var defaultTTL = FreshnessPolicy().defaultTTL
-        /// Lower bound on origin freshness, in seconds. Key `cache.minTtl`, default 60.
-        public var minTTL = FreshnessPolicy().minTTL
-        /// Upper bound on origin freshness, in seconds. Key `cache.maxTtl`, default 31536000 (1 year).
-        public var maxTTL = FreshnessPolicy().maxTTL
-        /// How long an origin 404/410 is remembered, in seconds. Key `cache.negativeTtl`, default 60.
-        public var negativeTTL = NegativeCache.Settings().negativeTTL
-        /// How long an origin failure (5xx, timeout) is remembered after its retries, in seconds.
-        /// Key `cache.errorTtl`, default 5.
-        public var errorTTL = NegativeCache.Settings().errorTTL
-        /// How long expired entries with validators are kept for revalidation, in seconds.
-        /// Key `cache.staleRetention`, default 604800 (7 days).
-        public var staleRetention = DiskCache.Settings().staleRetentionSeconds
         /// Seconds between janitor runs (access times flushed, expired entries removed, budget enforced).
         /// Key `cache.janitorInterval`, default 30.
         public var janitorInterval = 30
@@ -71,79 +58,18 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public init() {}
     }
 
-    /// Address classes a source may resolve to, beyond public unicast addresses.
-    public struct SourcePolicy: Sendable, Equatable {
-        /// Allow 127.0.0.0/8 and ::1. Key `allow.loopbackSources`, default false.
-        public var loopbackSources = false
-        /// Allow private and link-local ranges. Key `allow.privateSources`, default false.
-        public var privateSources = false
-        /// Further address classes allowed by name: loopback, privateNetwork, linkLocal, unspecified,
-        /// sharedCGNAT, multicast, reserved. Key `allow.addressClasses`, default none.
-        public var addressClasses: [String] = []
-        public init() {}
-    }
-
-    /// Origin download settings.
-    public struct Fetch: Sendable, Equatable {
-        /// Connect timeout in milliseconds. Key `fetch.connectTimeoutMs`, default 3000.
-        public var connectTimeoutMilliseconds = OriginFetcher.Settings().connectTimeoutMilliseconds
-        /// Whole-transfer timeout in milliseconds. Key `fetch.timeoutMs`, default 10000.
-        public var timeoutMilliseconds = OriginFetcher.Settings().timeoutMilliseconds
-        /// Largest source accepted, enforced while streaming. Key `fetch.maxSourceBytes`, default 25 MiB.
-        public var maxSourceBytes = OriginFetcher.Settings().maxSourceBytes
-        /// Transfers running at once. Key `fetch.concurrency`, default 16.
-        public var concurrency = OriginFetcher.Settings().concurrency
-        /// Bytes of aborted downloads kept in memory for resuming them. Key `fetch.resumeBytes`, default 64 MiB.
-        public var resumeBytes = OriginFetcher.Settings().resumeBudgetBytes
-        /// Redirects followed at most. Key `fetch.maxRedirects`, default 5.
-        public var maxRedirects = OriginFetcher.Settings().maxRedirects
-        /// Extra attempts after an origin 5xx, timeout or connection failure. Key `fetch.retries`, default 2.
-        public var retries = OriginFetcher.Settings().retries
-        /// Delay before the first retry in milliseconds, doubled each time. Key `fetch.retryBackoffMs`, default 200.
-        public var retryBackoffMilliseconds = OriginFetcher.Settings().retryBackoffMilliseconds
-        /// Fixed name resolutions `host:port:address` (libcurl's CURLOPT_RESOLVE), e.g. to pin an origin;
-        /// the address policy still judges the address. Key `fetch.resolve`, default none.
-        public var resolve: [String] = []
-        /// Proxy for origin requests (`http://proxy:3128`); empty connects directly and ignores the
-        /// environment's proxy variables. Key `fetch.proxy`, default empty.
-        public var proxy = ""
-        /// User-Agent sent to origins. Key `fetch.userAgent`, default `ImageProxy/0.1 (+https://github.com/imageproxy/imageproxy)`.
-        public var userAgent = OriginFetcher.Settings().userAgent
-        public init() {}
-    }
-
-    /// Decode, transform and encode settings.
+    /// Decode, transform and encode settings: the transformer's own, and what the service adds.
     public struct Image: Sendable, Equatable {
+        /// Source limits, transform budget and encoder defaults (`image.maxSourcePixels`, `image.maxFrames`,
+        /// `image.maxSourceFrames`, `image.maxTransformMs`, `image.maxTransformBytes`, `image.*Quality`,
+        /// `image.avifEffort`, `image.pngCompression`).
+        public var transformer = ImageTransformer.Settings()
         /// Largest output width or height. Key `image.maxDimension`, default 4096.
         public var maxDimension = 4096
-        /// Largest source in pixels (width x height x frames), checked from the header. Key `image.maxSourcePixels`, default 40 MP.
-        public var maxSourcePixels = ImageTransformer.Settings().maxSourcePixels
-        /// Most frames kept from an animated source (the rest are dropped). Key `image.maxFrames`, default 100.
-        public var maxFrames = ImageTransformer.Settings().maxFrames
-        /// Most frames a source may have (counted from its container before any decode; more is a 422).
-        /// Key `image.maxSourceFrames`, default 1000.
-        public var maxSourceFrames = ImageTransformer.Settings().maxSourceFrames
-        /// Longest a transform may take in milliseconds, then it is stopped (503); 0 = no limit.
-        /// Key `image.maxTransformMs`, default 10000.
-        public var maxTransformMilliseconds = ImageTransformer.Settings().maxTransformMilliseconds
-        /// Bytes all running transforms may hold together, each job's working set estimated from its
-        /// header before decoding; a job waits for its share (503 after `maxTransformMs`), one larger
-        /// than the whole budget is 422; 0 = no budget. Key `image.maxTransformBytes`, default 384 MiB.
-        public var maxTransformBytes = ImageTransformer.Settings().maxTransformBytes
         /// Transform threads; 0 means one per core. Key `image.workers`, default 0.
         public var workers = 0
         /// Whether `format=auto` may choose AVIF (about 3x the CPU of WebP). Key `image.autoAVIF`, default false.
         public var autoAVIF = false
-        /// Default JPEG quality. Key `image.jpegQuality`, default 80.
-        public var jpegQuality = EncodingSettings().jpegQuality
-        /// Default WebP quality. Key `image.webpQuality`, default 80.
-        public var webpQuality = EncodingSettings().webpQuality
-        /// Default AVIF quality. Key `image.avifQuality`, default 55.
-        public var avifQuality = EncodingSettings().avifQuality
-        /// AVIF encoder effort 0 (fastest) .. 9 (smallest). Key `image.avifEffort`, default 2.
-        public var avifEffort = EncodingSettings().avifEffort
-        /// PNG zlib level 0..9. Key `image.pngCompression`, default 6.
-        public var pngCompression = EncodingSettings().pngCompression
         public init() {}
     }
 
@@ -209,18 +135,12 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public init() {}
     }
 
-    /// Signed URLs and source restrictions.
+    /// Signed URLs (the source restrictions are the fetcher's: ``OriginFetcher/Settings``).
     public struct Security: Sendable, Equatable {
         /// HMAC-SHA256 keys for signed URLs; when any is set, `/img` and `/info` need a valid `sig`.
         /// The first signs (`ImageProxy sign`), all verify (rotation). Key `signingKey`
         /// (`IMAGEPROXY_SIGNING_KEY`, comma-separated), default none.
         public var signingKeys: [String] = []
-        /// Source host patterns allowed (`images.example.com`, `*.example.com`); empty allows any.
-        /// Key `security.allowedHosts`, default empty.
-        public var allowedHosts: [String] = []
-        /// Per-origin request headers, `pattern=Name: value` (credentials for private origins), sent only
-        /// to matching hosts, also after redirects. Key `security.originHeaders`, default empty.
-        public var originHeaders: [String] = []
         public init() {}
     }
 

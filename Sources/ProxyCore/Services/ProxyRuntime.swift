@@ -54,22 +54,22 @@ public final class ProxyRuntime: Service, Sendable {
         self.statusHistory = StatusHistory(
             interval: Double(configuration.observability.statusSampleSeconds), now: startedAt)
         do {
-            diskCache = try DiskCache(settings: .init(configuration.cache), logger: logger)
+            diskCache = try DiskCache(settings: configuration.cache.disk, logger: logger)
         } catch {
-            throw ConfigurationError("cannot open the disk cache in cache.dir \(configuration.cache.directory): \(error)")
+            throw ConfigurationError("cannot open the disk cache in cache.dir \(configuration.cache.disk.directory): \(error)")
         }
         readiness = Readiness()
-        memoryCache = MemoryCache(settings: .init(configuration.cache))
-        negativeCache = NegativeCache(settings: .init(configuration.cache))
+        memoryCache = MemoryCache(settings: configuration.cache.memory)
+        negativeCache = NegativeCache(settings: configuration.cache.negative)
         statistics = CacheStatistics()
         sourceKeys = SourceKeyPolicy(ignoredParameters: configuration.cache.ignoredSourceParameters)
-        fetcher = OriginFetcher(settings: .init(configuration), logger: logger, metrics: metrics)
+        fetcher = OriginFetcher(settings: configuration.fetch, logger: logger, metrics: metrics)
         transformPool = TransformPool(workers: configuration.image.workers)
         pipeline = ImagePipeline(
             memory: memoryCache, disk: diskCache, negative: negativeCache, statistics: statistics,
             fetcher: fetcher, pool: transformPool,
-            transformer: ImageTransformer(settings: .init(configuration.image)),
-            freshness: FreshnessPolicy(configuration.cache),
+            transformer: ImageTransformer(settings: configuration.image.transformer),
+            freshness: configuration.cache.freshness,
             sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF, metrics: metrics,
             queues: .init(
                 downloadSlots: configuration.fetch.concurrency, maxPending: configuration.queue.maxPending,

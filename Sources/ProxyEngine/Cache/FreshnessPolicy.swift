@@ -14,7 +14,7 @@ public struct FreshnessPolicy: Sendable, Equatable {
     public var defaultTTL: Int
     /// Shortest lifetime given to an origin's answer, in seconds. Default 60.
     public var minTTL: Int
-    /// Longest lifetime given to an origin's answer, in seconds. Default 31536000 (a year).
+    /// Longest lifetime given to an origin's answer, in seconds (never below `minTTL`). Default 31536000 (a year).
     public var maxTTL: Int
 
     /// A policy; `maxTTL` is raised to `minTTL` when below it.
@@ -40,6 +40,9 @@ public struct FreshnessPolicy: Sendable, Equatable {
         }
     }
 
+    /// The longest lifetime given: `maxTTL`, raised to `minTTL` when set below it.
+    var upperBound: Int { max(minTTL, maxTTL) }
+
     /// Judges a response from its header fields (lower-case names).
     public func verdict(cacheControl: String?, expires: String?, date: String?, now: Date = Date()) -> Verdict {
         let directives = Self.directives(cacheControl)
@@ -61,9 +64,9 @@ public struct FreshnessPolicy: Sendable, Equatable {
             lifetime = defaultTTL
         }
         if directives["must-revalidate"] != nil || directives["proxy-revalidate"] != nil {
-            return Verdict(storable: true, lifetime: min(max(lifetime, 0), maxTTL), revalidation: .whenStale)
+            return Verdict(storable: true, lifetime: min(max(lifetime, 0), upperBound), revalidation: .whenStale)
         }
-        return Verdict(storable: true, lifetime: min(max(lifetime, minTTL), maxTTL))
+        return Verdict(storable: true, lifetime: min(max(lifetime, minTTL), upperBound))
     }
 
     /// `Cache-Control` directives, names lower-cased, values unquoted.

@@ -3,10 +3,14 @@ import ImageCore
 /// Source host patterns a deployment accepts: `images.example.com` (exactly) or `*.example.com`
 /// (any subdomain). Empty allows every host.
 public struct HostAllowlist: Sendable, Equatable {
+    /// The patterns as given (lower-cased).
+    public let patterns: [String]
     private let exact: Set<String>
     private let suffixes: [String]
 
+    /// An allowlist of `patterns`; none allows every host.
     public init(patterns: [String]) {
+        self.patterns = patterns.map { $0.lowercased() }
         var exact: Set<String> = []
         var suffixes: [String] = []
         for pattern in patterns.map({ $0.lowercased() }) {

@@ -12,34 +12,38 @@ import Logging
 /// Cancelling the calling task aborts the transfer (and keeps its beginning for resuming).
 public final class OriginFetcher: Sendable {
     /// What a fetcher needs to know; the defaults are the service's (`config/imageproxy.yaml`).
-    public struct Settings: Sendable {
-        /// Which addresses sources may resolve to: public ones only by default.
+    public struct Settings: Sendable, Equatable {
+        /// Which address classes sources may resolve to beyond public unicast ones. Default: none
+        /// (loopback, private and the other special classes refused).
         public var policy = AddressPolicy()
-        /// Milliseconds to establish a connection.
+        /// Milliseconds to establish a connection. Default 3000.
         public var connectTimeoutMilliseconds = 3_000
-        /// Milliseconds for a whole download.
+        /// Milliseconds for a whole download. Default 10000.
         public var timeoutMilliseconds = 10_000
-        /// Largest source, enforced while streaming (25 MiB).
+        /// Largest source, enforced while streaming. Default 25 MiB.
         public var maxSourceBytes = 25 * 1024 * 1024
-        /// Redirects followed at most.
+        /// Redirects followed at most. Default 5.
         public var maxRedirects = 5
-        /// Downloads running at once.
+        /// Downloads running at once. Default 16.
         public var concurrency = 16
-        /// `User-Agent` sent to origins.
+        /// `User-Agent` sent to origins. Default `ImageProxy/0.1 (+https://github.com/imageproxy/imageproxy)`.
         public var userAgent = "ImageProxy/0.1 (+https://github.com/imageproxy/imageproxy)"
-        /// Extra attempts after a 5xx, a timeout or a failed connection.
+        /// Extra attempts after a 5xx, a timeout or a failed connection. Default 2.
         public var retries = 2
-        /// Delay before the first retry, doubled for each further one.
+        /// Milliseconds before the first retry, doubled for each further one. Default 200.
         public var retryBackoffMilliseconds = 200
-        /// Hosts sources (and their redirects) may come from; empty allows any.
+        /// Hosts sources (and their redirects) may come from. Default empty: any host.
         public var allowlist = HostAllowlist(patterns: [])
-        /// Extra request headers for matching hosts only (per-origin credentials).
+        /// Extra request headers sent only to matching hosts, also after redirects (per-origin
+        /// credentials). Default none.
         public var originHeaders: [OriginHeader] = []
-        /// Proxy URL for origin requests; empty connects directly (environment proxies are ignored).
+        /// Proxy URL for origin requests (`http://proxy:3128`). Default empty: connect directly, ignoring
+        /// the environment's proxy variables.
         public var proxy = ""
-        /// Fixed resolutions `host:port:address` (CURLOPT_RESOLVE).
+        /// Fixed resolutions `host:port:address` (libcurl's CURLOPT_RESOLVE), e.g. to pin an origin; the
+        /// address policy still judges the address. Default none.
         public var resolve: [String] = []
-        /// Bytes of interrupted downloads kept for resuming; 0 turns resuming off (64 MiB).
+        /// Bytes of interrupted downloads kept for resuming them; 0 turns resuming off. Default 64 MiB.
         public var resumeBudgetBytes = 64 * 1024 * 1024
 
         public init() {}

@@ -3,7 +3,7 @@ import ImageCore
 
 /// A request header sent only to origins whose host matches a pattern (per-origin credentials),
 /// written in configuration as `pattern=Name: value`, e.g. `*.private.example.com=Authorization: Basic dXNlcjpwdw==`.
-public struct OriginHeader: Sendable, Equatable {
+public struct OriginHeader: Sendable, Equatable, CustomStringConvertible {
     /// `host.example.com` or `*.example.com`.
     public var hostPattern: String
     /// `Name: value`.
@@ -20,4 +20,7 @@ public struct OriginHeader: Sendable, Equatable {
         self.hostPattern = pattern
         self.line = line
     }
+
+    /// `pattern=Name: value`, as written in configuration.
+    public var description: String { "\(hostPattern)=\(line)" }
 }

@@ -30,7 +30,7 @@ private func withFixtureProxy<Value: Sendable>(
     var configuration = testConfiguration()
     configuration.fetch.maxSourceBytes = 8 * 1024 * 1024
     configure(&configuration)
-    defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+    defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
     let origin = FixtureOrigin(files)
     let final = configuration
     return try await origin.run { base in

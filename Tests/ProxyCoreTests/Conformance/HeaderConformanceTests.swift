@@ -19,7 +19,7 @@ import Testing
     ) async throws {
         var configuration = testConfiguration()
         configure(&configuration)
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         let origin = FixtureOrigin(files)
         let final = configuration
         try await origin.run { base in
@@ -80,7 +80,7 @@ import Testing
             "/no-cache.jpg": .image(Self.photo, headers: [("Cache-Control", "no-cache")], etag: "\"v1\""),
             "/no-cache-no-etag.jpg": .image(Self.photo, headers: [("Cache-Control", "public, no-cache")]),
         ]
-        try await withFixtures(files, configure: { $0.cache.minTTL = 60; $0.http.staleWhileRevalidate = 30 }) { proxy, base, origin in
+        try await withFixtures(files, configure: { $0.cache.freshness.minTTL = 60; $0.http.staleWhileRevalidate = 30 }) { proxy, base, origin in
             let url = base + "/no-cache.jpg"
             let first = try await proxy.image([("url", url), ("w", "100")])
             #expect(first.status == .ok)
@@ -107,7 +107,7 @@ import Testing
             "/strict.jpg": .image(Self.photo, headers: [("Cache-Control", "max-age=1, must-revalidate")], etag: "\"s1\""),
             "/proxy-strict.jpg": .image(Self.photo, headers: [("Cache-Control", "max-age=300, proxy-revalidate")]),
         ]
-        try await withFixtures(files, configure: { $0.cache.minTTL = 60; $0.http.staleWhileRevalidate = 30 }) { proxy, base, origin in
+        try await withFixtures(files, configure: { $0.cache.freshness.minTTL = 60; $0.http.staleWhileRevalidate = 30 }) { proxy, base, origin in
             let strict = try await proxy.image([("url", base + "/strict.jpg"), ("w", "100")])
             let cacheControl = strict.headers[.cacheControl] ?? ""
             #expect(cacheControl.hasSuffix(", must-revalidate") && !cacheControl.contains("stale-while-revalidate"), "\(cacheControl)")

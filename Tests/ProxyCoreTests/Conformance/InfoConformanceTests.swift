@@ -29,7 +29,7 @@ import Testing
         #expect(try SourceHeader(reading: Self.webp10k).frames == 10_000)
         #expect(try SourceHeader(reading: Self.gif10k).frames == 10_000, "libvips' GIF count stops at 4097")
         let files: [String: FixtureOrigin.File] = ["/10k.webp": .image(Self.webp10k), "/10k.gif": .image(Self.gif10k)]
-        try await withFixtures(files, configure: { $0.image.maxSourceFrames = 20_000 }) { proxy, base, _ in
+        try await withFixtures(files, configure: { $0.image.transformer.maxSourceFrames = 20_000 }) { proxy, base, _ in
             for name in ["/10k.webp", "/10k.gif"] {
                 let (response, info) = try await info(proxy, base + name)
                 #expect(response.status == .ok, "\(name): \(response.text)")

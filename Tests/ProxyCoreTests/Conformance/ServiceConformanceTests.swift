@@ -57,7 +57,7 @@ import Testing
         let configure: (inout ProxyConfiguration) -> Void = { configuration in
             configuration.security.signingKeys = ["sekrit-key"]
             configuration.cache.adminToken = "admin-token-1"
-            configuration.security.originHeaders = ["*.example.com=Authorization: Basic abc"]
+            configuration.fetch.originHeaders = [OriginHeader(parsing: "*.example.com=Authorization: Basic abc")!]
         }
         try await withFixtures(["/p.jpg": .jpeg(Self.photo)], configure: configure) { proxy, base, _ in
             let page = try await proxy.execute(uri: "/", method: .get, headers: [:], body: nil).text
@@ -94,7 +94,7 @@ import Testing
         let logger = Logger(label: "proxy", factory: { _ in RecordingLogHandler(store: store) })
         var configuration = testConfiguration()
         configuration.fetch.maxSourceBytes = 8 << 20
-        defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+        defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         let origin = FixtureOrigin(["/damaged.jpg": .jpeg(damaged)])
         let final = configuration
         try await origin.run { base in

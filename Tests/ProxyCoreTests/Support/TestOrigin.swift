@@ -224,13 +224,13 @@ struct TestOrigin {
 func testConfiguration() -> ProxyConfiguration {
     var configuration = ProxyConfiguration()
     configuration.bind = ListenAddress(host: "127.0.0.1", port: 0)
-    configuration.allow.loopbackSources = true
+    configuration.fetch.policy.allowLoopback = true
     configuration.fetch.timeoutMilliseconds = 1000
     configuration.fetch.maxSourceBytes = 1024 * 1024
     configuration.fetch.retries = 0
-    configuration.cache.directory = FileManager.default.temporaryDirectory
+    configuration.cache.disk.directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("imageproxy-test-\(UUID().uuidString)").path
-    configuration.cache.minTTL = 0
+    configuration.cache.freshness.minTTL = 0
     return configuration
 }
 
@@ -276,7 +276,7 @@ func withOriginAndRuntime<Value: Sendable>(
 ) async throws -> Value {
     var configuration = testConfiguration()
     configure(&configuration)
-    defer { try? FileManager.default.removeItem(atPath: configuration.cache.directory) }
+    defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
     let origin = TestOrigin()
     let finalConfiguration = configuration
     return try await origin.makeApplication().test(.live) { originClient in
