@@ -61,6 +61,19 @@ import Testing
         }
     }
 
+    /// Values are escaped byte by byte: multi-byte UTF-8 passes whole, JSON escapes control characters.
+    @Test func escapingKeepsUTF8AndEscapesControls() {
+        let metadata: Logger.Metadata = ["source": "https://example.com/café\u{1}\t\"x\" y.jpg"]
+        let json = StructuredLogHandler.render(
+            time: Date(), level: .info, label: "l", message: "m", metadata: metadata, format: .json)
+        #expect(json.hasSuffix(#","source":"https://example.com/café\u0001\t\"x\" y.jpg"}"#))
+        let logfmt = StructuredLogHandler.render(
+            time: Date(), level: .info, label: "l", message: "m", metadata: metadata, format: .logfmt)
+        #expect(logfmt.hasSuffix("source=\"https://example.com/café\u{1}\t\\\"x\\\" y.jpg\""))
+        let decoded = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: String]
+        #expect(decoded?["source"] == "https://example.com/café\u{1}\t\"x\" y.jpg")
+    }
+
     @Test func noLinesAboveInfo() throws {
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)

@@ -58,15 +58,15 @@ public struct AccessLog: Sendable {
         line.append("request_id", entry.requestID)
         line.append("method", entry.method)
         line.append("route", entry.route)
-        line.append("status", String(entry.status))
+        line.append("status", integer: entry.status)
         line.append("bytes", entry.bytes)
         line.append("cache", entry.cacheTier)
-        line.append("total_ms", RequestTimings.milliseconds(entry.total))
+        line.appendMilliseconds("total_ms", entry.total)
         var unordered: [RequestTimings.Stage] = []
         for name in StructuredLogHandler.stageOrder {
             // A stage timed twice counts once, its last time (as a metadata key would).
             if let stage = entry.stages.last(where: { $0.name == name }) {
-                line.append(name + "_ms", RequestTimings.milliseconds(stage.duration))
+                line.appendMilliseconds(name, suffix: "_ms", stage.duration)
             }
         }
         for stage in entry.stages where !StructuredLogHandler.stageOrder.contains(stage.name) { unordered.append(stage) }
@@ -74,7 +74,7 @@ public struct AccessLog: Sendable {
         if let source = entry.source { line.append("source", source) }
         if let client = entry.client { line.append("client", client) }
         for stage in unordered.sorted(by: { $0.name < $1.name }) {
-            line.append(stage.name + "_ms", RequestTimings.milliseconds(stage.duration))
+            line.appendMilliseconds(stage.name, suffix: "_ms", stage.duration)
         }
     }
 

@@ -46,13 +46,19 @@ public final class LogLineWriter: Sendable {
     /// Queues `line` (a trailing newline is added); returns false when it was dropped.
     @discardableResult
     public func write(_ line: String) -> Bool {
+        write(bytes: Array(line.utf8))
+    }
+
+    /// Queues the UTF-8 bytes of one line (a trailing newline is added); returns false when it was dropped.
+    @discardableResult
+    public func write(bytes line: [UInt8]) -> Bool {
         let (accepted, signal) = state.withLock { state -> (Bool, Bool) in
-            let size = line.utf8.count + 1
+            let size = line.count + 1
             guard state.pending.count + size <= capacity else {
                 state.dropped += 1
                 return (false, false)
             }
-            state.pending.append(contentsOf: line.utf8)
+            state.pending.append(contentsOf: line)
             state.pending.append(UInt8(ascii: "\n"))
             // Lines are written in batches: the writer wakes by itself every `batchInterval`, and
             // is woken early only when a batch's worth is waiting. A wake-up per line would cost a
@@ -81,12 +87,14 @@ public final class LogLineWriter: Sendable {
         sigemptyset(&blocked)
         sigaddset(&blocked, SIGPIPE)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
+        // Two buffers take turns: the one just written is handed back empty (its capacity kept), so
+        // neither side allocates once both have grown to a batch's size.
+        var chunk: [UInt8] = []
         while true {
-            let chunk = state.withLock { state -> [UInt8] in
-                let taken = state.pending
-                state.pending.removeAll(keepingCapacity: true)
-                if taken.isEmpty { state.waiting = true }
-                return taken
+            chunk.removeAll(keepingCapacity: true)
+            state.withLock { state in
+                swap(&chunk, &state.pending)
+                if chunk.isEmpty { state.waiting = true }
             }
             if chunk.isEmpty {
                 _ = wake.wait(timeout: .now() + Self.batchInterval)

@@ -8,8 +8,8 @@ import Synchronization
 /// msg="..." key=value`) or as a JSON object, through ``LogLineWriter`` (standard error, buffered, off
 /// the caller's thread).
 ///
-/// Built for the access log's rate: the timestamp is formatted once per second, the line is one string
-/// built in place (no formatter, no JSONSerialization), and the access log's fields come in a fixed order
+/// Built for the access log's rate: the timestamp is formatted once per second, the line is one byte
+/// buffer built in place (``LogLineBuilder``) (no formatter, no JSONSerialization), and the access log's fields come in a fixed order
 /// (``fieldOrder``) without sorting; only other fields are sorted, and there are few.
 public struct StructuredLogHandler: LogHandler {
     /// The line format.
@@ -66,7 +66,7 @@ public struct StructuredLogHandler: LogHandler {
             let others = metadata.keys.filter { !orderedFields.contains($0) && !(format == .json && reserved.contains($0)) }
             for key in others.sorted() { line.append(key, "\(metadata[key]!)") }
         }
-        return line.finished()
+        return line.finishedText()
     }
 
     /// Writes one `info` line with message `request` whose fields `appendFields` adds in place (the
@@ -74,84 +74,14 @@ public struct StructuredLogHandler: LogHandler {
     func writeLine(_ appendFields: (inout LogLineBuilder) -> Void) {
         var line = LogLineBuilder(format: format, time: Date(), level: .info, label: label, message: "request")
         appendFields(&line)
-        writer.write(line.finished())
+        writer.write(bytes: line.finished())
     }
 
     /// A logfmt value, quoted when it holds spaces, quotes, `=` or line breaks.
     static func logfmtValue(_ value: String) -> String {
-        var text = ""
-        LogLineBuilder.appendLogfmt(value, to: &text)
-        return text
-    }
-}
-
-/// One log line being built in place: `time`, `level`, `label` and `msg` first, then fields in the order
-/// they are appended, as logfmt (`key=value`, quoted when needed) or as a JSON object.
-struct LogLineBuilder {
-    private let format: StructuredLogHandler.Format
-    private var line = ""
-
-    init(format: StructuredLogHandler.Format, time: Date, level: Logger.Level, label: String, message: String) {
-        self.format = format
-        line.reserveCapacity(256)
-        append("time", TimestampCache.shared.text(for: time))
-        append("level", level.rawValue)
-        append("label", label)
-        append("msg", message)
-    }
-
-    /// Adds `key=value` (or `"key":"value"`).
-    mutating func append(_ key: String, _ value: String) {
-        switch format {
-        case .logfmt:
-            if !line.isEmpty { line += " " }
-            line += key
-            line += "="
-            Self.appendLogfmt(value, to: &line)
-        case .json:
-            line += line.isEmpty ? "{" : ","
-            Self.appendQuoted(key, to: &line, escapingControls: true)
-            line += ":"
-            Self.appendQuoted(value, to: &line, escapingControls: true)
-        }
-    }
-
-    /// The line, without a trailing newline.
-    consuming func finished() -> String {
-        if format == .json { line += "}" }
-        return line
-    }
-
-    static func appendLogfmt(_ value: String, to line: inout String) {
-        let needsQuotes = value.isEmpty || value.utf8.contains { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x0A || $0 == 0x0D || $0 == 0x5C }
-        guard needsQuotes else {
-            line += value
-            return
-        }
-        appendQuoted(value, to: &line, escapingControls: false)
-    }
-
-    /// `value` in double quotes, with backslash, quote, CR and LF escaped (and, for JSON, every other
-    /// control character as a `\u` escape of four hex digits).
-    private static func appendQuoted(_ value: String, to line: inout String, escapingControls: Bool) {
-        line += "\""
-        for character in value.unicodeScalars {
-            switch character {
-            case "\\": line += "\\\\"
-            case "\"": line += "\\\""
-            case "\n": line += "\\n"
-            case "\r": line += "\\r"
-            case "\t" where escapingControls: line += "\\t"
-            default:
-                if escapingControls && character.value < 0x20 {
-                    let hex = String(character.value, radix: 16)
-                    line += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    line.unicodeScalars.append(character)
-                }
-            }
-        }
-        line += "\""
+        var bytes: [UInt8] = []
+        LogLineBuilder.appendLogfmt(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
