@@ -88,8 +88,8 @@ def main():
     memory = scenarios.get("memory-hit")
     if memory and "rows" in memory:
         lines += [f"memory-hit: one {memory['bytes']} B thumbnail; ImageProxy with its defaults (access log on, to a file: "
-                  f"{memory.get('log_lines', '?')} lines written in the unsigned c8+c32 runs), signed URLs, and logging off; "
-                  "nginx serving the same bytes as a static file.", "",
+                  f"{memory.get('log_lines', '?')} lines written in the last round's unsigned c8+c32 runs), signed URLs, and logging "
+                  "off, run in turn for several rounds, each cell the median round; nginx serving the same bytes as a static file.", "",
                   "| conns | default req/s | p99 ms | signed req/s | p99 ms | log off req/s | p99 ms | nginx static req/s | p99 ms | default x nginx |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for row in memory["rows"]:

@@ -449,3 +449,7 @@ int ipx_limit_malloc_arenas(int arenas) {
 int ipx_set_malloc_mmap_threshold(int bytes) {
     return mallopt(M_MMAP_THRESHOLD, bytes);
 }
+
+int ipx_release_free_memory(void) {
+    return malloc_trim(0);
+}

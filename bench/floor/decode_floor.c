@@ -5,11 +5,11 @@
  * implementation pays; (2) the libvips calls ImageProxy makes for it (jpegload at the shrink its rule
  * picks, thumbnail_image forced to the exact size, jpegsave q80 with optimised Huffman tables); (3) the
  * same at the draft scale. Times are process CPU (CLOCK_PROCESS_CPUTIME_ID), mean of REPS runs. */
-#include <jpeglib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <jpeglib.h>
 #include <vips/vips.h>
 
 #define WIDTH 300
@@ -54,7 +54,7 @@ static double libjpeg_decode(const unsigned char *bytes, size_t length, int shri
     return (cpu_ms() - start) / REPS;
 }
 
-static double vips_thumbnail(const unsigned char *bytes, size_t length, int shrink) {
+static double served_calls(const unsigned char *bytes, size_t length, int shrink) {
     double start = cpu_ms();
     for (int rep = 0; rep < REPS; rep++) {
         VipsImage *loaded, *resized;
@@ -93,8 +93,8 @@ int main(int argc, char **argv) {
         g_object_unref(header);
         int draft = shrink_for(width, 1.0), ours = shrink_for(width, 1.25);
         double floor = libjpeg_decode(bytes, length, draft);
-        double as_served = vips_thumbnail(bytes, length, ours);
-        double at_draft = vips_thumbnail(bytes, length, draft);
+        double as_served = served_calls(bytes, length, ours);
+        double at_draft = served_calls(bytes, length, draft);
         const char *name = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
         printf("| %s | %dx%d | 1/%d / 1/%d | %.2f | %.2f | %.2f |\n", name, width, height, draft, ours, floor, as_served, at_draft);
         sums[0] += floor; sums[1] += as_served; sums[2] += at_draft;

@@ -25,6 +25,8 @@ int ipx_limit_malloc_arenas(int arenas);
 /// multi-megabyte image buffers stay in the heap and fragment it): larger blocks are mapped and given
 /// back to the system as soon as they are freed. Returns 0 on failure.
 int ipx_set_malloc_mmap_threshold(int bytes);
+/* Returns free pages inside malloc's heaps to the kernel (glibc malloc_trim(0)); 1 when any were released. */
+int ipx_release_free_memory(void);
 
 /// Reads only the header of an encoded image (no pixel decode). `colour_managed` is set when the image
 /// carries an ICC profile or is CMYK: its numbers are not sRGB and must be converted.

@@ -22,6 +22,14 @@ public enum Vips {
         _ = ipx_set_malloc_mmap_threshold(Int32(bytes))
     }
 
+    /// Hands the free pages inside glibc's malloc heaps back to the kernel (`malloc_trim(0)`): memory
+    /// freed below a live block stays resident otherwise, and a long-running service's heap is full of
+    /// such holes (cache entries live among short-lived transform buffers). Returns whether any were.
+    @discardableResult
+    public static func releaseFreeMemory() -> Bool {
+        ipx_release_free_memory() == 1
+    }
+
     /// Bytes libvips tracks as allocated now, and the most it has tracked at once.
     public static var trackedMemory: (current: Int, highWater: Int) {
         (Int(vips_tracked_get_mem()), Int(vips_tracked_get_mem_highwater()))

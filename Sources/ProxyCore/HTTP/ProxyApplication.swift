@@ -79,8 +79,8 @@ public enum ProxyApplication {
             cors: CORSPolicy(origins: configuration.http.corsOrigins))
     }
 
-    /// The application: server on the configured address, with the runtime, the cache janitor and
-    /// (when `metrics.bind` is set) the metrics server as services, so that they stop after it drains.
+    /// The application: server on the configured address, with the runtime, the cache janitor, the status
+    /// sampler, the memory trim and (when `metrics.bind` is set) the metrics server as services, so that they stop after it drains.
     public static func make(runtime: ProxyRuntime, logger: Logger) -> some ApplicationProtocol {
         let bind = runtime.configuration.bind
         var services: [any Service] = [
@@ -88,6 +88,7 @@ public enum ProxyApplication {
             CacheJanitorService(
                 disk: runtime.diskCache, intervalSeconds: runtime.configuration.cache.janitorInterval, logger: logger),
             StatusSamplerService(runtime: runtime),
+            MemoryTrimService(),
         ]
         if let metricsBind = ListenAddress(parsing: runtime.configuration.observability.metricsBind) {
             services.append(makeMetricsServer(runtime: runtime, bind: metricsBind, logger: logger))
