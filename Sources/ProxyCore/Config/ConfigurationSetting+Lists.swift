@@ -9,8 +9,7 @@ extension ConfigurationSetting {
         expectation: String = "a list of strings (comma-separated in the environment, or a JSON array)",
         isValid: @escaping @Sendable (String) -> Bool = { _ in true }
     ) -> ConfigurationSetting {
-        typed(key, expectation: expectation, keyPath, value: strings, accepts: { $0.allSatisfy(isValid) })
-            .reading { $0[keyPath: keyPath].joined(separator: ", ") }
+        parsedList(key, keyPath, expectation: expectation, parse: { $0.allSatisfy(isValid) ? $0 : nil }, show: { $0 })
     }
 
     /// A list whose items become a component's value: `parse` turns them into it (nil when any item is

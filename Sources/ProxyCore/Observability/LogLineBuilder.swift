@@ -87,6 +87,10 @@ struct LogLineBuilder {
         }
     }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+    /// `\u00`: a control character's JSON escape before its two hex digits.
+    private static let unicodeEscapePrefix = Array("\\u00".utf8)
+
     static func appendLogfmt(_ value: String, to line: inout [UInt8]) {
         var needsQuotes = value.isEmpty
         if !needsQuotes {
@@ -116,10 +120,9 @@ struct LogLineBuilder {
             case 0x09 where escapingControls: line.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
             default:
                 if escapingControls && byte < 0x20 {
-                    let hex = Array("0123456789abcdef".utf8)
-                    line.append(contentsOf: Array("\\u00".utf8))
-                    line.append(hex[Int(byte >> 4)])
-                    line.append(hex[Int(byte & 0x0F)])
+                    line.append(contentsOf: Self.unicodeEscapePrefix)
+                    line.append(Self.hexDigits[Int(byte >> 4)])
+                    line.append(Self.hexDigits[Int(byte & 0x0F)])
                 } else {
                     line.append(byte)
                 }

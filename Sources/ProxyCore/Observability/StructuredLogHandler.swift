@@ -50,13 +50,21 @@ public struct StructuredLogHandler: LogHandler {
             if fields.isEmpty { fields = extra } else { fields.merge(extra) { $1 } }
         }
         writer.write(
-            Self.render(time: Date(), level: event.level, label: label, message: "\(event.message)", metadata: fields, format: format))
+            bytes: Self.line(time: Date(), level: event.level, label: label, message: "\(event.message)", metadata: fields, format: format)
+                .finished())
     }
 
     /// One log line.
     public static func render(
         time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata, format: Format
     ) -> String {
+        line(time: time, level: level, label: label, message: message, metadata: metadata, format: format).finishedText()
+    }
+
+    /// One log line, built: the ordered fields first, the others sorted.
+    private static func line(
+        time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata, format: Format
+    ) -> LogLineBuilder {
         var line = LogLineBuilder(format: format, time: time, level: level, label: label, message: message)
         let reserved: Set<String> = ["time", "level", "label", "msg"]
         for key in fieldOrder {
@@ -66,7 +74,7 @@ public struct StructuredLogHandler: LogHandler {
             let others = metadata.keys.filter { !orderedFields.contains($0) && !(format == .json && reserved.contains($0)) }
             for key in others.sorted() { line.append(key, "\(metadata[key]!)") }
         }
-        return line.finishedText()
+        return line
     }
 
     /// Writes one `info` line with message `request` whose fields `appendFields` adds in place (the

@@ -17,11 +17,11 @@ public struct FreshnessPolicy: Sendable, Equatable {
     /// Longest lifetime given to an origin's answer, in seconds (never below `minTTL`). Default 31536000 (a year).
     public var maxTTL: Int
 
-    /// A policy; `maxTTL` is raised to `minTTL` when below it.
+    /// A policy (a `maxTTL` below `minTTL` acts as `minTTL`: ``upperBound``).
     public init(defaultTTL: Int = 86_400, minTTL: Int = 60, maxTTL: Int = 31_536_000) {
         self.defaultTTL = defaultTTL
         self.minTTL = minTTL
-        self.maxTTL = max(minTTL, maxTTL)
+        self.maxTTL = maxTTL
     }
 
     /// The verdict for one origin response.

@@ -13,7 +13,7 @@ public struct HostAllowlist: Sendable, Equatable {
         self.patterns = patterns.map { $0.lowercased() }
         var exact: Set<String> = []
         var suffixes: [String] = []
-        for pattern in patterns.map({ $0.lowercased() }) {
+        for pattern in self.patterns {
             if pattern.hasPrefix("*.") { suffixes.append(String(pattern.dropFirst())) } else { exact.insert(pattern) }
         }
         self.exact = exact
