@@ -292,8 +292,9 @@ def thumbor_path(source_path, width):
 def memory_hit(args, origin, corpus):
     """One hot 300 px variant. Rows per connection count: ours with the default access log (unsigned and
     signed URLs), ours with logging off (log.level warning: the cost of the access log), nginx static.
-    The three configurations run in turn, MEMORY_HIT_ROUNDS times (default 3), each cell keeping its
-    median round: a server process measured first or last in a sequence is not favoured, and the ratios
+    The three configurations run in turn, MEMORY_HIT_ROUNDS times (default 3), each round starting with
+    the next one, each cell keeping its median round: a server process measured first or last in a
+    sequence is not favoured, and the ratios
     between configurations are not one cell's noise."""
     hot = next((name for name in jpegs(corpus) if name.startswith("baseline-")), jpegs(corpus)[0])
     configurations = [("default", {}, False), ("signed", {}, True), ("log_off", {"LOG_LEVEL": "warning"}, False)]
@@ -301,8 +302,10 @@ def memory_hit(args, origin, corpus):
     cells = {label: {connections: [] for connections in args.concs} for label, _, _ in configurations}
     results = {}
     body = b""
-    for _ in range(rounds):
-        for label, settings, signed in configurations:
+    for round_index in range(rounds):
+        # Each round starts with the next configuration, so none is always first (or follows the same one).
+        shift = round_index % len(configurations)
+        for label, settings, signed in configurations[shift:] + configurations[:shift]:
             ours = Ours(args.binary, args.workdir, signed=signed, **settings)
             try:
                 path = image_url(f"u/hot/{hot}", 300, signed=signed)
@@ -328,7 +331,9 @@ def memory_hit(args, origin, corpus):
         rows.append({"connections": connections, "ours": mine, "signed": results["signed"][connections],
                      "log_off": results["log_off"][connections], "nginx_static": nginx,
                      "ratio": round(mine["rps"] / nginx["rps"], 3) if nginx["rps"] else None})
-    return {"scenario": "memory-hit", "source": hot, "bytes": len(body), "rows": rows,
+    rounds_rps = {label: {connections: [run["rps"] for run in runs] for connections, runs in by_connections.items()}
+                  for label, by_connections in cells.items()}
+    return {"scenario": "memory-hit", "source": hot, "bytes": len(body), "rows": rows, "rounds_rps": rounds_rps,
             "log_lines": results["default_log_lines"], "peak_rss_mb": results["default_peak_rss_mb"]}
 
 

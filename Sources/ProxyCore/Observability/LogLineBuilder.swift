@@ -8,11 +8,38 @@ import Logging
 struct LogLineBuilder {
     private let format: StructuredLogHandler.Format
     private var line: [UInt8] = []
+    /// Where this line starts in `line` (a line built in place follows the lines before it).
+    private var start = 0
 
-    init(format: StructuredLogHandler.Format, time: Date, level: Logger.Level, label: String, message: String) {
+    /// A line of its own, starting with `time` (`timestamp`, ISO 8601 bytes), `level`, `label` and `msg`.
+    init(format: StructuredLogHandler.Format, timestamp: [UInt8], level: Logger.Level, label: String, message: String) {
         self.format = format
         line.reserveCapacity(320)
-        append("time", TimestampCache.shared.text(for: time))
+        appendHeader(timestamp: timestamp, level: level, label: label, message: message)
+    }
+
+    /// Builds one line at the end of `buffer`, in place (no array of its own): the header fields,
+    /// then what `fields` appends, then the closing brace for JSON (no newline).
+    static func build(
+        into buffer: inout [UInt8], format: StructuredLogHandler.Format, timestamp: [UInt8], level: Logger.Level, label: String,
+        message: String, fields: (inout LogLineBuilder) -> Void
+    ) {
+        var builder = LogLineBuilder(format: format)
+        swap(&builder.line, &buffer)
+        builder.start = builder.line.count
+        builder.appendHeader(timestamp: timestamp, level: level, label: label, message: message)
+        fields(&builder)
+        builder.close()
+        swap(&builder.line, &buffer)
+    }
+
+    private init(format: StructuredLogHandler.Format) { self.format = format }
+
+    private mutating func appendHeader(timestamp: [UInt8], level: Logger.Level, label: String, message: String) {
+        startField("time")
+        if format == .json { line.append(UInt8(ascii: "\"")) }
+        line.append(contentsOf: timestamp)
+        if format == .json { line.append(UInt8(ascii: "\"")) }
         append("level", level.rawValue)
         append("label", label)
         append("msg", message)
@@ -53,8 +80,12 @@ struct LogLineBuilder {
 
     /// The line's bytes, without a trailing newline.
     consuming func finished() -> [UInt8] {
-        if format == .json { line.append(UInt8(ascii: "}")) }
+        close()
         return line
+    }
+
+    private mutating func close() {
+        if format == .json { line.append(UInt8(ascii: "}")) }
     }
 
     /// The line as text, without a trailing newline.
@@ -66,12 +97,12 @@ struct LogLineBuilder {
     private mutating func startField(_ key: String, suffix: String = "") {
         switch format {
         case .logfmt:
-            if !line.isEmpty { line.append(UInt8(ascii: " ")) }
+            if line.count > start { line.append(UInt8(ascii: " ")) }
             line.append(contentsOf: key.utf8)
             line.append(contentsOf: suffix.utf8)
             line.append(UInt8(ascii: "="))
         case .json:
-            line.append(line.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            line.append(line.count == start ? UInt8(ascii: "{") : UInt8(ascii: ","))
             Self.appendQuoted(key + suffix, to: &line, escapingControls: true)
             line.append(UInt8(ascii: ":"))
         }

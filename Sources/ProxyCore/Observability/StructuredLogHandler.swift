@@ -2,14 +2,14 @@ import Foundation
 import ImageCore
 import Logging
 import ProxyEngine
-import Synchronization
 
 /// A swift-log handler writing one line per message, as logfmt (`time=... level=info label=...
 /// msg="..." key=value`) or as a JSON object, through ``LogLineWriter`` (standard error, buffered, off
 /// the caller's thread).
 ///
-/// Built for the access log's rate: the timestamp is formatted once per second, the line is one byte
-/// buffer built in place (``LogLineBuilder``) (no formatter, no JSONSerialization), and the access log's fields come in a fixed order
+/// Built for the access log's rate: the timestamp is formatted once per second per thread, the line is
+/// built in place at the end of the thread's write buffer (``LogLineBuilder``; no formatter, no
+/// JSONSerialization, no array per line), and the access log's fields come in a fixed order
 /// (``fieldOrder``) without sorting; only other fields are sorted, and there are few.
 public struct StructuredLogHandler: LogHandler {
     /// The line format.
@@ -49,9 +49,12 @@ public struct StructuredLogHandler: LogHandler {
         if let extra = event.metadata {
             if fields.isEmpty { fields = extra } else { fields.merge(extra) { $1 } }
         }
-        writer.write(
-            bytes: Self.line(time: Date(), level: event.level, label: label, message: "\(event.message)", metadata: fields, format: format)
-                .finished())
+        let message = "\(event.message)"
+        writer.append { buffer, timestamp in
+            LogLineBuilder.build(into: &buffer, format: format, timestamp: timestamp, level: event.level, label: label, message: message) {
+                Self.appendFields(fields, format: format, to: &$0)
+            }
+        }
     }
 
     /// One log line.
@@ -65,7 +68,15 @@ public struct StructuredLogHandler: LogHandler {
     private static func line(
         time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata, format: Format
     ) -> LogLineBuilder {
-        var line = LogLineBuilder(format: format, time: time, level: level, label: label, message: message)
+        let second = Int(time.timeIntervalSince1970.rounded(.down))
+        var line = LogLineBuilder(
+            format: format, timestamp: LogTimestamp.bytes(forSecond: second), level: level, label: label, message: message)
+        appendFields(metadata, format: format, to: &line)
+        return line
+    }
+
+    /// The metadata's fields: those of ``fieldOrder`` first, in that order, the others sorted.
+    private static func appendFields(_ metadata: Logger.Metadata, format: Format, to line: inout LogLineBuilder) {
         let reserved: Set<String> = ["time", "level", "label", "msg"]
         for key in fieldOrder {
             if let value = metadata[key] { line.append(key, "\(value)") }
@@ -74,15 +85,15 @@ public struct StructuredLogHandler: LogHandler {
             let others = metadata.keys.filter { !orderedFields.contains($0) && !(format == .json && reserved.contains($0)) }
             for key in others.sorted() { line.append(key, "\(metadata[key]!)") }
         }
-        return line
     }
 
     /// Writes one `info` line with message `request` whose fields `appendFields` adds in place (the
     /// access log's path: no metadata dictionary).
     func writeLine(_ appendFields: (inout LogLineBuilder) -> Void) {
-        var line = LogLineBuilder(format: format, time: Date(), level: .info, label: label, message: "request")
-        appendFields(&line)
-        writer.write(bytes: line.finished())
+        writer.append { buffer, timestamp in
+            LogLineBuilder.build(
+                into: &buffer, format: format, timestamp: timestamp, level: .info, label: label, message: "request", fields: appendFields)
+        }
     }
 
     /// A logfmt value, quoted when it holds spaces, quotes, `=` or line breaks.
@@ -90,24 +101,5 @@ public struct StructuredLogHandler: LogHandler {
         var bytes: [UInt8] = []
         LogLineBuilder.appendLogfmt(value, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
-    }
-}
-
-/// ISO 8601 UTC timestamps to the second, formatted once per second.
-final class TimestampCache: Sendable {
-    static let shared = TimestampCache()
-    private let cached = Mutex<(second: Int, text: String)>((Int.min, ""))
-
-    func text(for time: Date) -> String {
-        let second = Int(time.timeIntervalSince1970.rounded(.down))
-        if let text = cached.withLock({ $0.second == second ? $0.text : nil }) { return text }
-        var seconds = time_t(second)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let text = "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-        cached.withLock { $0 = (second, text) }
-        return text
     }
 }
