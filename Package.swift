@@ -48,9 +48,6 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
-        // The executable's allocator: jemalloc (libjemalloc-dev) with its settings embedded
-        // (Sources/CAllocator/allocator.c says why). Only the executable links it; tests run on glibc.
-        .target(name: "CAllocator", linkerSettings: [.linkedLibrary("jemalloc")]),
         // Imaging: request options, variant keys, the imaging steps over libvips and the JPEG DC decoder.
         // Knows nothing of HTTP, caches, configuration files or the network.
         .target(
@@ -103,7 +100,6 @@ let package = Package(
         .executableTarget(
             name: "ImageProxy",
             dependencies: [
-                "CAllocator",
                 "ProxyCore",
                 "ProxyEngine",
                 "ImageCore",

@@ -453,3 +453,9 @@ int ipx_set_malloc_mmap_threshold(int bytes) {
 int ipx_release_free_memory(void) {
     return malloc_trim(0);
 }
+
+void ipx_malloc_statistics(size_t *in_use, size_t *free_in_heaps) {
+    struct mallinfo2 info = mallinfo2();
+    *in_use = info.uordblks + info.hblkhd;
+    *free_in_heaps = info.fordblks;
+}

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CAllocator
 import Foundation
 import ImageCore
 import Logging
@@ -37,17 +36,12 @@ struct ServeCommand: AsyncParsableCommand {
             print("configuration ok: listening on \(settings.bind), cache in \(settings.cache.disk.directory)")
             return
         }
-        // The executable links jemalloc (Sources/CAllocator): it returns free pages by itself. Should glibc's
-        // malloc serve instead (a preloaded library took the symbol), bound it as before: glibc gives every
-        // thread its own arena, and with libvips' large short-lived buffers on many threads that multiplies
-        // resident memory. Two arenas keep RSS bounded (MALLOC_ARENA_MAX wins if set), a fixed mmap
-        // threshold returns image-sized blocks at once (MALLOC_MMAP_THRESHOLD_ wins if set), and the free
-        // pages inside the heaps go back every 10 s (MemoryTrimService).
-        let allocator = String(cString: ipx_allocator_name())
-        let glibcMalloc = !allocator.hasPrefix("jemalloc")
+        // glibc gives every thread its own malloc arena; with libvips' large short-lived buffers on many
+        // threads that multiplies resident memory. Two arenas keep RSS bounded (MALLOC_ARENA_MAX wins if set).
+        // And a fixed mmap threshold returns image-sized blocks at once (MALLOC_MMAP_THRESHOLD_ wins if set).
         let mallocSettings = ProcessInfo.processInfo.environment
-        if glibcMalloc, mallocSettings["MALLOC_ARENA_MAX"] == nil { Vips.limitMallocArenas(2) }
-        if glibcMalloc, mallocSettings["MALLOC_MMAP_THRESHOLD_"] == nil { Vips.fixMallocMmapThreshold(bytes: 256 * 1024) }
+        if mallocSettings["MALLOC_ARENA_MAX"] == nil { Vips.limitMallocArenas(2) }
+        if mallocSettings["MALLOC_MMAP_THRESHOLD_"] == nil { Vips.fixMallocMmapThreshold(bytes: 256 * 1024) }
         let level = Logger.Level(rawValue: settings.logLevel) ?? .info
         let format = StructuredLogHandler.Format(rawValue: settings.observability.logFormat) ?? .logfmt
         LoggingSystem.bootstrap { label in StructuredLogHandler(label: label, format: format, level: level) }
@@ -62,11 +56,11 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(2)
         }
-        let application = ProxyApplication.make(runtime: runtime, logger: logger, trimsMallocHeaps: glibcMalloc)
+        let application = ProxyApplication.make(runtime: runtime, logger: logger)
         let signals = ShutdownSignalService(readiness: runtime.readiness, settings: settings.shutdown, logger: logger)
         let group = ServiceGroup(services: [signals, application], logger: logger)
         signals.attach(to: group)
-        logger.info("starting", metadata: ["bind": "\(settings.bind)", "allocator": "\(allocator)"])
+        logger.info("starting", metadata: ["bind": "\(settings.bind)"])
         defer { LogLineWriter.standardError.flush() }  // the last lines reach stderr before the process ends
         try await group.run()
         logger.info("stopped")

@@ -27,6 +27,9 @@ int ipx_limit_malloc_arenas(int arenas);
 int ipx_set_malloc_mmap_threshold(int bytes);
 /* Returns free pages inside malloc's heaps to the kernel (glibc malloc_trim(0)); 1 when any were released. */
 int ipx_release_free_memory(void);
+/* glibc malloc's figures (mallinfo2): bytes in live allocations (heap chunks and mmapped blocks), and
+   free bytes held inside the heaps (not yet returned to the kernel, or trapped below live chunks). */
+void ipx_malloc_statistics(size_t *in_use, size_t *free_in_heaps);
 
 /// Reads only the header of an encoded image (no pixel decode). `colour_managed` is set when the image
 /// carries an ICC profile or is CMYK: its numbers are not sRGB and must be converted.

@@ -30,6 +30,16 @@ public enum Vips {
         ipx_release_free_memory() == 1
     }
 
+    /// glibc malloc's own figures: bytes in live allocations (heap chunks and mmapped blocks), and free
+    /// bytes held inside its heaps, i.e. resident memory that is not live (freed but not returned yet, or
+    /// trapped below a live block). Walks every arena under its lock: for scrapes, not for requests.
+    public static var mallocStatistics: (inUse: Int, freeInHeaps: Int) {
+        var inUse = 0
+        var free = 0
+        ipx_malloc_statistics(&inUse, &free)
+        return (inUse, free)
+    }
+
     /// Bytes libvips tracks as allocated now, and the most it has tracked at once.
     public static var trackedMemory: (current: Int, highWater: Int) {
         (Int(vips_tracked_get_mem()), Int(vips_tracked_get_mem_highwater()))

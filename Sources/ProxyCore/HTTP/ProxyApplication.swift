@@ -81,17 +81,15 @@ public enum ProxyApplication {
 
     /// The application: server on the configured address, with the runtime, the cache janitor, the status
     /// sampler, the memory trim and (when `metrics.bind` is set) the metrics server as services, so that they stop after it drains.
-    /// - Parameter trimsMallocHeaps: run ``MemoryTrimService`` (glibc's malloc; the executable's jemalloc
-    ///   returns free pages by itself and leaves glibc's heaps empty).
-    public static func make(runtime: ProxyRuntime, logger: Logger, trimsMallocHeaps: Bool = true) -> some ApplicationProtocol {
+    public static func make(runtime: ProxyRuntime, logger: Logger) -> some ApplicationProtocol {
         let bind = runtime.configuration.bind
         var services: [any Service] = [
             runtime,
             CacheJanitorService(
                 disk: runtime.diskCache, intervalSeconds: runtime.configuration.cache.janitorInterval, logger: logger),
             StatusSamplerService(runtime: runtime),
+            MemoryTrimService(),
         ]
-        if trimsMallocHeaps { services.append(MemoryTrimService()) }
         if let metricsBind = ListenAddress(parsing: runtime.configuration.observability.metricsBind) {
             services.append(makeMetricsServer(runtime: runtime, bind: metricsBind, logger: logger))
         }

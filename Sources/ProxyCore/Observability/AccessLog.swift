@@ -53,28 +53,53 @@ public struct AccessLog: Sendable {
         }
     }
 
+    /// The names of the fields every line has, encoded once (``LogFieldName``).
+    private enum Field {
+        static let requestID = LogFieldName("request_id")
+        static let method = LogFieldName("method")
+        static let route = LogFieldName("route")
+        static let status = LogFieldName("status")
+        static let bytes = LogFieldName("bytes")
+        static let cache = LogFieldName("cache")
+        static let total = LogFieldName("total_ms")
+        /// `<stage>_ms` of each stage in ``StructuredLogHandler/stageOrder``, in that order.
+        static let stages = StructuredLogHandler.stageOrder.map { LogFieldName($0 + "_ms") }
+        static let sourceHost = LogFieldName("source_host")
+        static let source = LogFieldName("source")
+        static let client = LogFieldName("client")
+    }
+
     /// The fields in ``StructuredLogHandler/fieldOrder``; stages without a place there follow sorted.
-    static func appendFields(of entry: Entry, to line: inout LogLineBuilder) {
-        line.append("request_id", entry.requestID)
-        line.append("method", entry.method)
-        line.append("route", entry.route)
-        line.append("status", integer: entry.status)
-        line.append("bytes", entry.bytes)
-        line.append("cache", entry.cacheTier)
-        line.appendMilliseconds("total_ms", entry.total)
-        var unordered: [RequestTimings.Stage] = []
-        for name in StructuredLogHandler.stageOrder {
-            // A stage timed twice counts once, its last time (as a metadata key would).
-            if let stage = entry.stages.last(where: { $0.name == name }) {
-                line.appendMilliseconds(name, suffix: "_ms", stage.duration)
+    /// Route and cache tier are labels of our own bounded sets, the request id is checked to be plain
+    /// (``ObservabilityMiddleware/requestID(from:)``), the body size is digits: written as they are.
+    /// The method, the source and the client are escaped as any value.
+    static func appendFields(of entry: borrowing Entry, to line: inout LogLineBuilder) {
+        line.append(Field.requestID, verbatim: entry.requestID)
+        line.append(Field.method, entry.method)
+        line.append(Field.route, verbatim: entry.route)
+        line.append(Field.status, integer: entry.status)
+        line.append(Field.bytes, verbatim: entry.bytes)
+        line.append(Field.cache, verbatim: entry.cacheTier)
+        line.appendMilliseconds(Field.total, entry.total)
+        if !entry.stages.isEmpty { appendStages(entry.stages, to: &line) }
+        if let host = entry.sourceHost, entry.source == nil { line.append(Field.sourceHost, host) }
+        if let source = entry.source { line.append(Field.source, source) }
+        if let client = entry.client { line.append(Field.client, client) }
+        if !entry.stages.isEmpty {
+            let unordered = entry.stages.filter { !StructuredLogHandler.stageOrder.contains($0.name) }
+            for stage in unordered.sorted(by: { $0.name < $1.name }) {
+                line.appendMilliseconds(stage.name, suffix: "_ms", stage.duration)
             }
         }
-        for stage in entry.stages where !StructuredLogHandler.stageOrder.contains(stage.name) { unordered.append(stage) }
-        if let host = entry.sourceHost, entry.source == nil { line.append("source_host", host) }
-        if let source = entry.source { line.append("source", source) }
-        if let client = entry.client { line.append("client", client) }
-        for stage in unordered.sorted(by: { $0.name < $1.name }) {
-            line.appendMilliseconds(stage.name, suffix: "_ms", stage.duration)
+    }
+
+    /// The stages of ``StructuredLogHandler/stageOrder`` present in `stages`, in that order.
+    private static func appendStages(_ stages: [RequestTimings.Stage], to line: inout LogLineBuilder) {
+        for (name, field) in zip(StructuredLogHandler.stageOrder, Field.stages) {
+            // A stage timed twice counts once, its last time (as a metadata key would).
+            if let stage = stages.last(where: { $0.name == name }) {
+                line.appendMilliseconds(field, stage.duration)
+            }
         }
     }
 

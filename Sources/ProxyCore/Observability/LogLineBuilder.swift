@@ -45,6 +45,36 @@ struct LogLineBuilder {
         append("msg", message)
     }
 
+    /// Adds `name=value` (or `"name":"value"`), quoting and escaping `value` as needed.
+    mutating func append(_ name: LogFieldName, _ value: String) {
+        startField(name)
+        switch format {
+        case .logfmt: Self.appendLogfmt(value, to: &line)
+        case .json: Self.appendQuoted(value, to: &line, escapingControls: true)
+        }
+    }
+
+    /// Adds `name=value` for a value the caller knows needs no quoting or escaping in either format (no
+    /// space, quote, `=`, backslash or control character: a route label, a validated request id).
+    mutating func append(_ name: LogFieldName, verbatim value: String) {
+        startField(name)
+        if format == .json { line.append(UInt8(ascii: "\"")) }
+        line.append(contentsOf: value.utf8)
+        if format == .json { line.append(UInt8(ascii: "\"")) }
+    }
+
+    /// Adds `name=<integer>`.
+    mutating func append(_ name: LogFieldName, integer: Int) {
+        startField(name)
+        appendInteger(integer)
+    }
+
+    /// Adds `name=<milliseconds with one decimal>`.
+    mutating func appendMilliseconds(_ name: LogFieldName, _ duration: Duration) {
+        startField(name)
+        appendMillisecondsValue(duration)
+    }
+
     /// Adds `key=value` (or `"key":"value"`).
     mutating func append(_ key: String, _ value: String) {
         startField(key)
@@ -58,6 +88,10 @@ struct LogLineBuilder {
     /// written as digits without an intermediate string.
     mutating func appendMilliseconds(_ key: String, suffix: String = "", _ duration: Duration) {
         startField(key, suffix: suffix)
+        appendMillisecondsValue(duration)
+    }
+
+    private mutating func appendMillisecondsValue(_ duration: Duration) {
         if format == .json { line.append(UInt8(ascii: "\"")) }
         let (seconds, attoseconds) = duration.components
         let value = Double(seconds) * 1000 + Double(attoseconds) / 1e15
@@ -72,6 +106,10 @@ struct LogLineBuilder {
     /// Adds `key=<integer>`.
     mutating func append(_ key: String, integer: Int) {
         startField(key)
+        appendInteger(integer)
+    }
+
+    private mutating func appendInteger(_ integer: Int) {
         if format == .json { line.append(UInt8(ascii: "\"")) }
         if integer < 0 { line.append(UInt8(ascii: "-")) }
         appendDigits(integer.magnitude)
@@ -91,6 +129,13 @@ struct LogLineBuilder {
     /// The line as text, without a trailing newline.
     consuming func finishedText() -> String {
         String(decoding: finished(), as: UTF8.self)
+    }
+
+    /// The separator and the encoded name, up to where the value starts.
+    private mutating func startField(_ name: LogFieldName) {
+        let prefix = format == .logfmt ? name.logfmt : name.json
+        // The prefix starts with the separator, which the line's first field goes without.
+        line.append(contentsOf: line.count > start ? prefix[...] : prefix.dropFirst())
     }
 
     /// The separator and the key, up to where the value starts.
@@ -160,5 +205,19 @@ struct LogLineBuilder {
             }
         }
         line.append(UInt8(ascii: "\""))
+    }
+}
+
+/// A field's name encoded once for both line formats, separator included: ` key=` for logfmt,
+/// `,"key":` for JSON. The access log appends a dozen fixed fields per request; encoding their names
+/// once spares escaping and copying each key per line.
+struct LogFieldName: Sendable {
+    let logfmt: [UInt8]
+    let json: [UInt8]
+
+    /// `key` must be a plain name (letters, digits, `_`), as every field name of ours is.
+    init(_ key: String) {
+        logfmt = Array(" \(key)=".utf8)
+        json = Array(",\"\(key)\":".utf8)
     }
 }

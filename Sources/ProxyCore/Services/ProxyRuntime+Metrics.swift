@@ -35,6 +35,9 @@ extension ProxyRuntime {
         let vips = Vips.trackedMemory
         metrics.vipsMemory.set(Double(vips.current))
         metrics.vipsMemoryHighWater.set(Double(vips.highWater))
+        let malloc = Vips.mallocStatistics
+        metrics.mallocInUse.set(Double(malloc.inUse))
+        metrics.mallocFree.set(Double(malloc.freeInHeaps))
         if let process = ProcessStatistics.current() {
             metrics.residentMemory.set(process.residentMemoryBytes)
             metrics.cpuSeconds.increment(by: collected.delta("cpu", process.cpuSeconds))

@@ -52,6 +52,8 @@ public final class ProxyMetrics: Sendable {
     public let vipsMemory: Gauge
     public let vipsMemoryHighWater: Gauge
     public let residentMemory: Gauge
+    public let mallocInUse: Gauge
+    public let mallocFree: Gauge
     public let cacheCapacity: [String: Gauge]
     public let memoryLimit: Gauge
     public let cpuSeconds: Counter
@@ -116,6 +118,10 @@ public final class ProxyMetrics: Sendable {
         vipsMemoryHighWater = registry.makeGauge(
             descriptor: name("imageproxy_vips_memory_highwater", "bytes", "Most memory libvips has tracked at once since start."))
         residentMemory = registry.makeGauge(descriptor: name("process_resident_memory", "bytes", "Resident memory size in bytes."))
+        mallocInUse = registry.makeGauge(
+            descriptor: name("imageproxy_malloc_in_use", "bytes", "Bytes in live allocations, as glibc's malloc counts them."))
+        mallocFree = registry.makeGauge(
+            descriptor: name("imageproxy_malloc_free", "bytes", "Free bytes held inside malloc's heaps (not returned to the kernel)."))
         cacheCapacity = Dictionary(uniqueKeysWithValues: tiers.map { tier in
             (tier, registry.makeGauge(
                 descriptor: name("imageproxy_cache_capacity", "bytes", "Byte budget of a cache tier."), labels: [("tier", tier)]))
