@@ -8,8 +8,6 @@ public enum ImagingError: PublicError, Equatable {
     case tooManyPixels(limit: Int)
     /// An animation of more frames than allowed (counted from its container before any decode).
     case tooManyFrames(limit: Int)
-    /// Decoding the source needs more memory than the whole transform budget (`image.maxTransformBytes`).
-    case needsTooMuchMemory(limit: Int)
     /// The transform memory budget stayed taken by other transforms for too long.
     case memoryBudgetBusy
     /// A JPEG of more scans than allowed (each makes the decoder walk the whole frame again).
@@ -24,7 +22,7 @@ public enum ImagingError: PublicError, Equatable {
     public var httpStatus: Int {
         switch self {
         case .unsupportedFormat: 415
-        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .needsTooMuchMemory, .cropOutside: 422
+        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside: 422
         case .memoryBudgetBusy: 503
         case .processingFailed: 500
         case .tooSlow: 503
@@ -39,7 +37,6 @@ public enum ImagingError: PublicError, Equatable {
         case .tooManyPixels(let limit): "source image has more than \(limit) pixels"
         case .tooManyScans(let limit): "source JPEG has more than \(limit) scans"
         case .tooManyFrames(let limit): "source animation has more than \(limit) frames"
-        case .needsTooMuchMemory(let limit): "source image needs more than \(limit) bytes to decode (image.maxTransformBytes)"
         case .memoryBudgetBusy: "image transforms are using their whole memory budget; retry later"
         case .processingFailed: "image processing failed"
         case .tooSlow(let limit): "image processing took longer than \(limit) ms and was stopped; retry later"
@@ -53,7 +50,6 @@ public enum ImagingError: PublicError, Equatable {
         case .tooManyPixels: "too_many_pixels"
         case .tooManyScans: "too_many_scans"
         case .tooManyFrames: "too_many_frames"
-        case .needsTooMuchMemory: "needs_too_much_memory"
         case .memoryBudgetBusy: "memory_budget_busy"
         case .processingFailed: "processing_failed"
         case .tooSlow: "transform_timeout"

@@ -2,14 +2,18 @@ import Foundation
 
 /// Bounds the memory of the transforms running at once: each job reserves its working set, estimated
 /// from the source's header before anything is decoded (``ResizeStep/estimatedWorkingSetBytes(for:)``),
-/// and waits while the running jobs hold too much of `capacity`. A job larger than the whole budget is
-/// refused (422); one that cannot get its share within the wait is shed (503).
+/// and waits while the running jobs hold too much of `capacity`; one that cannot get its share within
+/// the wait is shed (503). A job larger than the whole budget (a source `image.maxSourcePixels` allows,
+/// the cap on any one job) runs alone: it waits until no other job holds memory, and while it waits no
+/// new job is admitted, so a stream of small jobs cannot starve it.
 final class TransformMemoryBudget: @unchecked Sendable {
     /// Bytes all running transforms may hold together; 0 means no budget.
     let capacity: Int
-    // `reserved` is only touched under `condition`.
+    // `reserved` and `largeWaiting` are only touched under `condition`.
     private let condition = NSCondition()
     private var reserved = 0
+    /// Jobs larger than the budget waiting to run alone.
+    private var largeWaiting = 0
 
     init(capacity: Int) {
         self.capacity = capacity
@@ -24,17 +28,22 @@ final class TransformMemoryBudget: @unchecked Sendable {
 
     /// Reserves `bytes`, waiting at most `wait` for running jobs to give memory back.
     /// - Returns: the bytes to give back with ``release(_:)`` (0 when there is no budget).
-    /// - Throws: ``ImagingError/needsTooMuchMemory(limit:)`` when `bytes` exceed the whole budget,
-    ///   ``ImagingError/memoryBudgetBusy`` when the wait passes first.
+    /// - Throws: ``ImagingError/memoryBudgetBusy`` when the wait passes first.
     func reserve(_ bytes: Int, wait: Duration) throws(ImagingError) -> Int {
         guard capacity > 0 else { return 0 }
-        guard bytes <= capacity else { throw .needsTooMuchMemory(limit: capacity) }
         let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
         let deadline = Date(timeIntervalSinceNow: seconds)
         condition.lock()
         defer { condition.unlock() }
-        while reserved + bytes > capacity {
-            guard condition.wait(until: deadline) else { throw .memoryBudgetBusy }
+        let large = bytes > capacity
+        if large { largeWaiting += 1 }
+        defer { if large { largeWaiting -= 1 } }
+        // A large job needs the budget to itself; others fit in what is left, and yield to a large job waiting.
+        while large ? reserved > 0 : (reserved + bytes > capacity || largeWaiting > 0) {
+            guard condition.wait(until: deadline) else {
+                if large { condition.broadcast() }  // the jobs it held back may go
+                throw .memoryBudgetBusy
+            }
         }
         reserved += bytes
         return bytes
