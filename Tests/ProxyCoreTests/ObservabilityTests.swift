@@ -70,6 +70,8 @@ import Glibc
                 #expect(after.value("process_resident_memory_bytes") > 10_000_000)
                 #expect(after.value("process_start_time_seconds") > 1_700_000_000)
                 #expect(after.value("imageproxy_vips_memory_highwater_bytes") > 0)
+                #expect(after.value("imageproxy_malloc_in_use_bytes") > 1_000_000, "malloc's live bytes (mallinfo2)")
+                #expect(after.value("imageproxy_cache_pending_write_bytes") == 0, "every background write done and uncounted")
 
                 // Every family has HELP and TYPE lines.
                 for series in after.samples.keys {

@@ -35,10 +35,8 @@ public struct ImageTransformer: Sendable {
         public var maxTransformMilliseconds = 10_000
         /// Bytes all running transforms may hold together, each job's working set estimated from its
         /// header before decoding; a job waits for its share, one larger than the whole budget runs alone
-        /// (`maxSourcePixels` caps any one job); 0 = no budget. Default 128 MiB: two 15-megapixel PNGs
-        /// (estimated ~120 MB each) do not decode at once, which keeps the transforms' share of RSS near
-        /// 100 MB beside the memory tier.
-        public var maxTransformBytes = 134_217_728
+        /// (`maxSourcePixels` caps any one job); 0 = no budget. Default 384 MiB.
+        public var maxTransformBytes = 402_653_184
         /// Encoder defaults.
         public var encoding = EncodingSettings()
 

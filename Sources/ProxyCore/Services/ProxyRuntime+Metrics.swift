@@ -30,6 +30,7 @@ extension ProxyRuntime {
         metrics.cacheEntries["disk"]?.set(Double(diskUsage.entries))
         metrics.cacheEvictions["memory"]?.increment(by: collected.delta("memory_evictions", Double(memoryCache.evictions)))
         metrics.cacheEvictions["disk"]?.increment(by: collected.delta("disk_evictions", Double(diskCache.evictions)))
+        metrics.cachePendingWriteBytes.set(Double(diskCache.pendingWriteBytes))
         metrics.cacheWriteFailures.increment(by: collected.delta("write_failures", Double(diskCache.writeFailures)))
         metrics.logLinesDropped.increment(by: collected.delta("log_dropped", Double(LogLineWriter.standardError.droppedLines)))
         let vips = Vips.trackedMemory

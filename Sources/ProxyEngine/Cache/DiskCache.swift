@@ -22,6 +22,7 @@ public final class DiskCache: Sendable {
     private let pendingAccess = Locked<[String: Double]>([:])
     private let writeFailureCount = AtomicCounter()
     private let pendingWrites = AtomicCounter()
+    private let pendingWriteByteCount = AtomicCounter()
     private let evictionCount = AtomicCounter()
     /// What start-up recovery found.
     public let recoveryReport: RecoveryReport
@@ -89,11 +90,16 @@ public final class DiskCache: Sendable {
     /// Stores in the background (the response does not wait); ``shutdown()`` waits for it.
     public func storeInBackground(_ bytes: [UInt8], as entry: DiskEntry) {
         pendingWrites.add(1)
+        pendingWriteByteCount.add(bytes.count)
         Task {
             await store(bytes, as: entry)
+            pendingWriteByteCount.subtract(bytes.count)
             pendingWrites.subtract(1)
         }
     }
+
+    /// Bytes held in memory by background writes not yet on disk.
+    public var pendingWriteBytes: Int { pendingWriteByteCount.value }
 
     /// Returns once no background write is in flight.
     public func waitForPendingWrites() async {

@@ -41,6 +41,7 @@ public final class ProxyMetrics: Sendable {
     public let cacheEntries: [String: Gauge]
     public let cacheEvictions: [String: Counter]
     public let cacheWriteFailures: Counter
+    public let cachePendingWriteBytes: Gauge
     public let logLinesDropped: Counter
     let originDuration: DurationHistogram
     let originBytes: Counter
@@ -86,6 +87,8 @@ public final class ProxyMetrics: Sendable {
                 descriptor: name("imageproxy_cache_evictions", "total", "Entries evicted from a cache tier to keep its byte budget."),
                 labels: [("tier", tier)]))
         })
+        cachePendingWriteBytes = registry.makeGauge(
+            descriptor: name("imageproxy_cache_pending_write", "bytes", "Bytes held in memory by disk-cache writes not yet done."))
         cacheWriteFailures = registry.makeCounter(
             descriptor: name("imageproxy_cache_write_failures", "total", "Disk cache writes that failed (disk full, read-only)."))
         logLinesDropped = registry.makeCounter(
