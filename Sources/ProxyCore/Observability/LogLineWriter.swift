@@ -68,7 +68,7 @@ public final class LogLineWriter: Sendable {
 
     /// Queues one line that `build` appends to the end of the calling thread's buffer, given the
     /// timestamp of `second` as bytes (a trailing newline is added); returns false when the line did
-    /// not fit and was dropped.
+    /// not fit and was dropped. `build` runs under the thread's buffer lock: it must not log.
     @discardableResult
     func append(second: Int = LogTimestamp.currentSecond(), _ build: (inout [UInt8], [UInt8]) -> Void) -> Bool {
         let shard = currentShard()

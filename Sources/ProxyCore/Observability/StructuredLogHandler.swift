@@ -49,12 +49,11 @@ public struct StructuredLogHandler: LogHandler {
         if let extra = event.metadata {
             if fields.isEmpty { fields = extra } else { fields.merge(extra) { $1 } }
         }
-        let message = "\(event.message)"
-        writer.append { buffer, timestamp in
-            LogLineBuilder.build(into: &buffer, format: format, timestamp: timestamp, level: event.level, label: label, message: message) {
-                Self.appendFields(fields, format: format, to: &$0)
-            }
-        }
+        // Built before the writer's lock is taken: rendering metadata runs values' `description`, which
+        // is not ours and might itself log.
+        let line = Self.line(
+            time: Date(), level: event.level, label: label, message: "\(event.message)", metadata: fields, format: format)
+        writer.write(bytes: line.finished())
     }
 
     /// One log line.
@@ -88,7 +87,8 @@ public struct StructuredLogHandler: LogHandler {
     }
 
     /// Writes one `info` line with message `request` whose fields `appendFields` adds in place (the
-    /// access log's path: no metadata dictionary).
+    /// access log's path: no metadata dictionary). `appendFields` runs under the calling thread's buffer
+    /// lock, so it only appends values it already has (it must not log).
     func writeLine(_ appendFields: (inout LogLineBuilder) -> Void) {
         writer.append { buffer, timestamp in
             LogLineBuilder.build(
