@@ -44,19 +44,20 @@ public struct ImageTransformer: Sendable {
         public init() {}
     }
 
-    /// A transformer with `settings`.
-    public init(settings: Settings) {
+    /// A transformer with `settings`; `memoryLender` (the memory tier) is told of every transform's
+    /// reserved memory while it runs.
+    public init(settings: Settings, memoryLender: (any TransformMemoryLender)? = nil) {
         self.init(
             maxSourcePixels: settings.maxSourcePixels, maxFrames: settings.maxFrames, maxSourceFrames: settings.maxSourceFrames,
             maxTransformMilliseconds: settings.maxTransformMilliseconds, maxTransformBytes: settings.maxTransformBytes,
-            encoding: settings.encoding)
+            encoding: settings.encoding, memoryLender: memoryLender)
     }
 
     public init(
         maxSourcePixels: Int, maxFrames: Int = 100, maxSourceFrames: Int = 1000, maxTransformMilliseconds: Int = 0,
-        maxTransformBytes: Int = 0, encoding: EncodingSettings
+        maxTransformBytes: Int = 0, encoding: EncodingSettings, memoryLender: (any TransformMemoryLender)? = nil
     ) {
-        self.memoryBudget = TransformMemoryBudget(capacity: maxTransformBytes)
+        self.memoryBudget = TransformMemoryBudget(capacity: maxTransformBytes, lender: memoryLender)
         self.maxSourcePixels = maxSourcePixels
         self.maxFrames = maxFrames
         self.maxSourceFrames = maxSourceFrames

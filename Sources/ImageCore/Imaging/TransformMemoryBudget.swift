@@ -9,14 +9,17 @@ import Foundation
 final class TransformMemoryBudget: @unchecked Sendable {
     /// Bytes all running transforms may hold together; 0 means no budget.
     let capacity: Int
+    /// Told of every reservation and its release (the memory tier), when set.
+    let lender: (any TransformMemoryLender)?
     // `reserved` and `largeWaiting` are only touched under `condition`.
     private let condition = NSCondition()
     private var reserved = 0
     /// Jobs larger than the budget waiting to run alone.
     private var largeWaiting = 0
 
-    init(capacity: Int) {
+    init(capacity: Int, lender: (any TransformMemoryLender)? = nil) {
         self.capacity = capacity
+        self.lender = lender
     }
 
     /// Bytes reserved by running transforms now.
@@ -46,6 +49,7 @@ final class TransformMemoryBudget: @unchecked Sendable {
             }
         }
         reserved += bytes
+        lender?.lend(bytes)
         return bytes
     }
 
@@ -56,5 +60,6 @@ final class TransformMemoryBudget: @unchecked Sendable {
         reserved -= bytes
         condition.broadcast()
         condition.unlock()
+        lender?.takeBack(bytes)
     }
 }

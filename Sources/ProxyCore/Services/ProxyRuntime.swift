@@ -68,7 +68,7 @@ public final class ProxyRuntime: Service, Sendable {
         pipeline = ImagePipeline(
             memory: memoryCache, disk: diskCache, negative: negativeCache, statistics: statistics,
             fetcher: fetcher, pool: transformPool,
-            transformer: ImageTransformer(settings: configuration.image.transformer),
+            transformer: ImageTransformer(settings: configuration.image.transformer, memoryLender: memoryCache),
             freshness: configuration.cache.freshness,
             sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF, metrics: metrics,
             queues: .init(

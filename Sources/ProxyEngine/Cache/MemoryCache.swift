@@ -9,7 +9,12 @@ import Synchronization
 /// Entries are counted by what they really hold (``allocatedBytes(of:)``): the body's storage, which
 /// NIO rounds up to a power of two (a 40 KB thumbnail holds 64 KB), plus the entry's bookkeeping. So
 /// the budget bounds the memory the tier costs the process, not the sum of the bodies' lengths.
-public final class MemoryCache: Sendable {
+///
+/// The tier lends its budget to running transforms (``TransformMemoryLender``): while transforms hold
+/// reserved memory, the tier holds that much less, up to half its budget, evicting least recently used
+/// entries to make room (they stay on disk). Cache and transforms together then stay near the budget
+/// instead of adding up: a large PNG decoding beside a full tier is what made the process's peak.
+public final class MemoryCache: TransformMemoryLender {
     private final class Node {
         let key: VariantKey
         var value: CachedVariant
@@ -28,6 +33,8 @@ public final class MemoryCache: Sendable {
         /// Least recently used.
         var tail: Node?
         var bytes = 0
+        /// Bytes lent to running transforms.
+        var lent = 0
 
         mutating func unlink(_ node: Node) {
             node.previous?.next = node.next
@@ -76,6 +83,40 @@ public final class MemoryCache: Sendable {
     /// Entries evicted since start.
     public var evictions: Int { evictionCount.load(ordering: .relaxed) }
 
+    /// Most of the budget lent to transforms at once: half.
+    public var maxLentBytes: Int { capacityBytes / 2 }
+
+    /// Bytes lent to running transforms now.
+    public var lentBytes: Int { state.withLock { $0.lent } }
+
+    /// What the entries may hold now: the budget less what is lent (at most ``maxLentBytes``).
+    private func limit(_ state: borrowing State) -> Int {
+        capacityBytes - min(state.lent, maxLentBytes)
+    }
+
+    public func lend(_ bytes: Int) {
+        state.withLock { state in
+            state.lent += bytes
+            evictBeyond(limit(state), keeping: nil, in: &state)
+        }
+    }
+
+    public func takeBack(_ bytes: Int) {
+        state.withLock { $0.lent -= bytes }
+    }
+
+    /// Evicts least recently used entries (never `keeping`) until at most `bytes` are held.
+    private func evictBeyond(_ bytes: Int, keeping: Node?, in state: inout State) {
+        var evicted = 0
+        while state.bytes > bytes, let last = state.tail, last !== keeping {
+            state.unlink(last)
+            state.nodes.removeValue(forKey: last.key)
+            state.bytes -= Self.allocatedBytes(of: last.value)
+            evicted += 1
+        }
+        if evicted > 0 { evictionCount.add(evicted, ordering: .relaxed) }
+    }
+
     /// The variant under `key`, marked as recently used.
     public func value(for key: VariantKey) -> CachedVariant? {
         state.withLock { state in
@@ -108,15 +149,10 @@ public final class MemoryCache: Sendable {
             state.nodes[key] = node
             state.pushFront(node)
             state.bytes += size
-            guard state.bytes > capacityBytes else { return }
-            var evicted = 0
-            while state.bytes > lowWatermarkBytes, let last = state.tail, last !== node {
-                state.unlink(last)
-                state.nodes.removeValue(forKey: last.key)
-                state.bytes -= Self.allocatedBytes(of: last.value)
-                evicted += 1
-            }
-            evictionCount.add(evicted, ordering: .relaxed)
+            let limit = limit(state)
+            guard state.bytes > limit else { return }
+            // Down to the low watermark (90%) of what may be held now.
+            evictBeyond(limit / 10 * 9, keeping: node, in: &state)
         }
     }
 
