@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ImageCore
@@ -47,6 +48,56 @@ import Testing
         }
         #expect(String(decoding: buffer.prefix(max(0, count)), as: UTF8.self) == "one line\n")
         #expect(ContinuousClock.now - started < .milliseconds(500), "batched, not held back")
+    }
+
+    @Test func linesOfManyThreadsAllArriveEachThreadsInOrder() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        let writer = LogLineWriter(descriptor: descriptors[1])
+        // Read while they write: the pipe holds only 64 KiB.
+        let collected = Mutex<[UInt8]>([])
+        let readEnd = descriptors[0]
+        let readerDone = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            defer { readerDone.signal() }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(readEnd, &buffer, buffer.count)
+                if count <= 0 { return }
+                collected.withLock { $0.append(contentsOf: buffer[0..<count]) }
+            }
+        }
+        reader.start()
+        let threads = 4, lines = 2_000
+        let done = DispatchSemaphore(value: 0)
+        for thread in 0..<threads {
+            Thread.detachNewThread {
+                for line in 0..<lines { writer.write("t\(thread) \(line)") }
+                done.signal()
+            }
+        }
+        for _ in 0..<threads { #expect(done.wait(timeout: .now() + 20) == .success) }
+        writer.flush()
+        let deadline = ContinuousClock.now + .seconds(5)
+        var text = ""
+        repeat {
+            usleep(10_000)
+            text = String(decoding: collected.withLock { $0 }, as: UTF8.self)
+        } while text.split(separator: "\n").count < threads * lines && ContinuousClock.now < deadline
+        var next = [Int](repeating: 0, count: threads)
+        for line in text.split(separator: "\n") {
+            let parts = line.dropFirst().split(separator: " ")
+            let (thread, number) = (Int(parts[0])!, Int(parts[1])!)
+            #expect(number == next[thread], "thread \(thread)'s lines in order")
+            next[thread] = number + 1
+        }
+        #expect(next == [Int](repeating: lines, count: threads), "every line of every thread")
+        #expect(writer.droppedLines == 0)
+        // The write end closed (this writer has nothing more to write), the reader sees the end and
+        // stops before its descriptor is closed.
+        close(descriptors[1])
+        #expect(readerDone.wait(timeout: .now() + 5) == .success)
+        close(readEnd)
     }
 
     @Test func timestampsAreRight() {
