@@ -581,7 +581,6 @@ def main():
     parser.add_argument("--mixed-sources", type=int, default=20000)
     parser.add_argument("--concs", type=int, nargs="+", default=[8, 32])
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS))
-    parser.add_argument("--keep-logs", help="copy the servers' logs (stderr) into this folder at the end")
     args = parser.parse_args()
     args.workdir = tempfile.mkdtemp(prefix="imageproxy-scenarios-")
     os.chmod(args.workdir, 0o755)
@@ -599,11 +598,6 @@ def main():
                 out.flush()
     finally:
         origin.stop()
-        if args.keep_logs:
-            os.makedirs(args.keep_logs, exist_ok=True)
-            for name in os.listdir(args.workdir):
-                if name.endswith(".log"):
-                    shutil.copy(os.path.join(args.workdir, name), args.keep_logs)
         shutil.rmtree(args.workdir, ignore_errors=True)
 
 

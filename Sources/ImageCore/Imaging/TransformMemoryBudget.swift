@@ -35,7 +35,14 @@ final class TransformMemoryBudget: @unchecked Sendable {
     func reserve(_ bytes: Int, wait: Duration) throws(ImagingError) -> Int {
         guard capacity > 0 else { return 0 }
         let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
-        let deadline = Date(timeIntervalSinceNow: seconds)
+        try admit(bytes, until: Date(timeIntervalSinceNow: seconds))
+        // Outside the budget's lock: the lender may evict many entries.
+        lender?.lend(bytes)
+        return bytes
+    }
+
+    /// Waits under the lock until `bytes` may be reserved, and reserves them.
+    private func admit(_ bytes: Int, until deadline: Date) throws(ImagingError) {
         condition.lock()
         defer { condition.unlock() }
         let large = bytes > capacity
@@ -49,8 +56,6 @@ final class TransformMemoryBudget: @unchecked Sendable {
             }
         }
         reserved += bytes
-        lender?.lend(bytes)
-        return bytes
     }
 
     /// Gives back what ``reserve(_:wait:)`` returned.

@@ -56,8 +56,6 @@ public final class MemoryCache: TransformMemoryLender {
     private let state = Mutex(State())
     /// Byte budget; inserting past it evicts least recently used entries.
     public let capacityBytes: Int
-    /// Where eviction stops: 90% of the budget.
-    public let lowWatermarkBytes: Int
     private let evictionCount = Atomic<Int>(0)
 
     /// What the memory tier is told, with the service's defaults.
@@ -77,7 +75,6 @@ public final class MemoryCache: TransformMemoryLender {
     /// An empty tier of `capacityBytes`.
     public init(capacityBytes: Int) {
         self.capacityBytes = capacityBytes
-        self.lowWatermarkBytes = capacityBytes / 10 * 9
     }
 
     /// Entries evicted since start.
@@ -151,7 +148,7 @@ public final class MemoryCache: TransformMemoryLender {
             state.bytes += size
             let limit = limit(state)
             guard state.bytes > limit else { return }
-            // Down to the low watermark (90%) of what may be held now.
+            // Down to the low watermark: 90% of what may be held now.
             evictBeyond(limit / 10 * 9, keeping: node, in: &state)
         }
     }

@@ -16,7 +16,6 @@ final class ServiceProcess: Sendable {
     /// The port it listens on, read from its start-up log line.
     let port: Int
     private let exitStatus = Mutex<Int32?>(nil)
-    private let output = CollectedOutput()
     private let exited: AsyncStream<Int32>
 
     /// Where `swift build` put the executable: beside the test bundle.
@@ -52,15 +51,15 @@ final class ServiceProcess: Sendable {
         self.process = process
 
         // Collect stderr in the background; wait (at most 20 s) for the "listening on host:port" line.
-        let output = self.output
+        let output = Mutex("")
         errors.fileHandleForReading.readabilityHandler = { handle in
             let chunk = handle.availableData
-            output.text.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+            output.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
         }
         let deadline = ContinuousClock.now + .seconds(20)
         var port: Int?
         while ContinuousClock.now < deadline {
-            let text = output.text.withLock { $0 }
+            let text = output.withLock { $0 }
             if let range = text.range(of: #"listening on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
                 port = Int(text[range].split(separator: ":").last!)
                 break
@@ -73,15 +72,12 @@ final class ServiceProcess: Sendable {
         }
         guard let port else {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            throw ServiceProcessError.didNotStart(output.text.withLock { $0 })
+            throw ServiceProcessError.didNotStart(output.withLock { $0 })
         }
         self.port = port
     }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
-
-    /// What it has written to standard error so far.
-    var standardError: String { output.text.withLock { $0 } }
 
     /// Waits for the process to exit, at most `timeout`; nil when it is still running.
     func waitForExit(timeout: Duration) async -> Int32? {
@@ -104,11 +100,6 @@ final class ServiceProcess: Sendable {
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
-}
-
-/// Text a child process writes, gathered as it arrives.
-final class CollectedOutput: Sendable {
-    let text = Mutex("")
 }
 
 enum ServiceProcessError: Error {
