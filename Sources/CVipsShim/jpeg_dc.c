@@ -393,24 +393,67 @@ static int ipx_read_dc(struct ipx_dc_decoder *d) {
     return 1;
 }
 
-int ipx_jpeg_count_scans(const void *buffer, size_t length, int limit) {
+/* The first frame header's figures: progressive or not, uniform sampling, and the coefficient buffer
+ * libjpeg-turbo's jdcoefct.c would allocate (each component's blocks rounded up to its sampling factors). */
+static void ipx_read_frame_layout(const uint8_t *segment, int length, int marker, struct ipx_jpeg_layout *layout) {
+    if (length < 6) return;
+    int height = ipx_read16(segment + 1), width = ipx_read16(segment + 3), count = segment[5];
+    if (width <= 0 || height <= 0 || count < 1 || length < 6 + 3 * count) return;
+    int hmax = 1, vmax = 1;
+    for (int c = 0; c < count; c++) {
+        int h = segment[7 + 3 * c] >> 4, v = segment[7 + 3 * c] & 15;
+        if (h < 1 || h > 4 || v < 1 || v > 4) return; /* libjpeg refuses the frame */
+        if (h > hmax) hmax = h;
+        if (v > vmax) vmax = v;
+    }
+    long long bytes = 0;
+    int uniform = 1;
+    for (int c = 0; c < count; c++) {
+        int h = segment[7 + 3 * c] >> 4, v = segment[7 + 3 * c] & 15;
+        if (h != hmax || v != vmax) uniform = 0;
+        long long blocks_w = ((long long)width * h + 8LL * hmax - 1) / (8LL * hmax);
+        long long blocks_h = ((long long)height * v + 8LL * vmax - 1) / (8LL * vmax);
+        blocks_w = (blocks_w + h - 1) / h * h;
+        blocks_h = (blocks_h + v - 1) / v * v;
+        bytes += blocks_w * blocks_h * 128;
+    }
+    layout->progressive = marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
+    layout->uniform_sampling = uniform;
+    layout->coefficient_bytes = bytes;
+}
+
+int ipx_jpeg_read_layout(const void *buffer, size_t length, int limit, struct ipx_jpeg_layout *layout) {
+    memset(layout, 0, sizeof(*layout));
     const uint8_t *p = buffer, *end = p + length;
     if (length < 4 || p[0] != 0xFF || p[1] != 0xD8) return -1;
     p += 2;
-    int scans = 0;
+    int scans = 0, frame_seen = 0;
     while (end - p >= 4 && scans <= limit) {
         while (p + 1 < end && p[0] == 0xFF && p[1] == 0xFF) p++;
         if (end - p < 4 || p[0] != 0xFF || p[1] == 0xD9) break;
         const uint8_t *segment = p + 4;
+        int marker = p[1];
         int segment_length = ipx_read16(p + 2) - 2;
         if (segment_length < 0 || segment + segment_length > end) break;
         p = segment + segment_length;
-        if (segment[-3] == 0xDA) {
+        if (!frame_seen && marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+            frame_seen = 1;
+            ipx_read_frame_layout(segment, segment_length, marker, layout);
+        }
+        if (marker == 0xDA) {
             scans++;
             p = ipx_next_marker(p, end); /* entropy-coded data up to the next marker */
         }
     }
+    layout->scans = scans;
+    /* One interleaved scan of a sequential frame is decoded row by row: no whole-image buffer. */
+    if (!layout->progressive && scans <= 1) layout->coefficient_bytes = 0;
     return scans;
+}
+
+int ipx_jpeg_count_scans(const void *buffer, size_t length, int limit) {
+    struct ipx_jpeg_layout layout;
+    return ipx_jpeg_read_layout(buffer, length, limit, &layout);
 }
 
 static uint8_t ipx_clamp(int value) { return (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value); }

@@ -67,6 +67,32 @@ import Testing
         #expect(enlarged.estimatedWorkingSetBytes(for: header, isJPEG: true) < 200_000_000, "one side given: the other from the aspect")
     }
 
+    @Test func theEstimateCountsLibjpegsCoefficientBufferForProgressiveFiles() throws {
+        let picture = try TestImages.gradient(width: 800, height: 600)
+        let baseline = try SourceHeader(reading: ConformanceImages.jpeg(picture, progressive: false, subsample: true))
+        let progressive420 = try SourceHeader(reading: ConformanceImages.jpeg(picture, progressive: true, subsample: true))
+        let progressive444 = try SourceHeader(reading: ConformanceImages.jpeg(picture, progressive: true, subsample: false))
+        #expect(baseline.jpegCoefficientBytes == 0 && !baseline.jpegEighthDecodable, "one interleaved scan: decoded row by row")
+        // libjpeg keeps 128 bytes per 8x8 block of each component, rows and columns padded to whole MCUs:
+        // 4:2:0 luma 100x76 blocks (16-row MCUs), each chroma 50x38; 4:4:4 three planes of 100x75.
+        #expect(progressive420.jpegCoefficientBytes == (100 * 76 + 2 * 50 * 38) * 128)
+        #expect(!progressive420.jpegEighthDecodable, "subsampled chroma: libjpeg's path")
+        #expect(progressive444.jpegCoefficientBytes == 3 * 100 * 75 * 128)
+        #expect(progressive444.jpegEighthDecodable)
+        #expect(try SourceHeader(reading: TestImages.gradient(width: 800, height: 600).encoded(as: .png).bytes).jpegCoefficientBytes == 0)
+
+        let thumbnail = ResizeStep(width: 50, height: nil, fit: .contain)
+        let medium = ResizeStep(width: 400, height: nil, fit: .contain)
+        func estimate(_ step: ResizeStep, _ header: SourceHeader) -> Int { step.estimatedWorkingSetBytes(for: header, isJPEG: true) }
+        // 1/16 of the width: the 4:4:4 file is made from its DC scans, with no coefficient buffer.
+        #expect(estimate(thumbnail, progressive444) == estimate(thumbnail, baseline))
+        #expect(estimate(thumbnail, progressive420) == estimate(thumbnail, baseline) + progressive420.jpegCoefficientBytes)
+        #expect(estimate(medium, progressive444) == estimate(medium, baseline) + progressive444.jpegCoefficientBytes)
+        var cropped = medium
+        cropped.crop = try #require(CropRectangle(parameter: "0,0,400,300"))
+        #expect(estimate(cropped, progressive444) == estimate(cropped, baseline) + progressive444.jpegCoefficientBytes)
+    }
+
     @Test func aSourceNeedingMoreThanTheBudgetIsServedAlone() async throws {
         let big = try TestImages.gradient(width: 1600, height: 1200).encoded(as: .png).bytes
         let small = try TestImages.gradient(width: 200, height: 150).encoded(as: .png).bytes

@@ -116,6 +116,24 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
 /// entropy-coded data (no decoding); stops counting past `limit`. -1 when the bytes are not a JPEG.
 int ipx_jpeg_count_scans(const void *buffer, size_t length, int limit);
 
+/// What a JPEG's marker segments declare about how a decoder will hold it (nothing is decoded).
+struct ipx_jpeg_layout {
+    /// SOS segments, counted up to one past the walk's `limit`.
+    int scans;
+    /// The frame is progressive (SOF2, SOF6, SOF10, SOF14).
+    int progressive;
+    /// Every component has the same sampling factors (grey, 4:4:4): jpeg_dc.c's kind of frame.
+    int uniform_sampling;
+    /// The bytes of libjpeg's whole-image coefficient buffer (128 per 8x8 block of every component,
+    /// padded to whole MCUs), which it allocates for a progressive or multi-scan frame whatever the
+    /// output scale; 0 when one interleaved scan lets it decode row by row, or no frame header was found.
+    long long coefficient_bytes;
+};
+
+/// Walks a JPEG's marker segments as ipx_jpeg_count_scans does and fills `layout` from its first frame
+/// header. Returns the scan count (-1 when the bytes are not a JPEG).
+int ipx_jpeg_read_layout(const void *buffer, size_t length, int limit, struct ipx_jpeg_layout *layout);
+
 /* 1 when an ICC profile is an RGB profile described as sRGB (read by lcms2), else 0. */
 int ipx_icc_is_srgb(const void *data, size_t length);
 

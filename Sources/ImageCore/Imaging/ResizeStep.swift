@@ -138,7 +138,9 @@ struct ResizeStep {
 
     /// The memory a transform of a source with this header needs at most, estimated before decoding:
     /// the decoded image (after JPEG shrink-on-load; every frame loaded; 4 bytes a pixel) twice (the
-    /// decode and one intermediate), plus the output box. Other formats are counted at full size.
+    /// decode and one intermediate), plus the output box, plus libjpeg's whole-image coefficient buffer
+    /// for a progressive or multi-scan JPEG (``SourceHeader/jpegCoefficientBytes``) unless the DC-only
+    /// 1/8 decode makes it. Other formats are counted at full size.
     func estimatedWorkingSetBytes(for header: SourceHeader, isJPEG: Bool) -> Int {
         if let crop, let cropped = Self.croppedHeader(header, crop: crop) {
             // The whole source is decoded at the shrink the rectangle allows; the rest is the rectangle's.
@@ -146,9 +148,10 @@ struct ResizeStep {
             inner.crop = nil
             let shrink = isJPEG ? inner.coverBoxFitted(to: cropped).jpegShrink(for: cropped) : 1
             let decoded = 4 * (header.width / shrink + 1) * (header.height / shrink + 1)
-            return decoded + inner.estimatedWorkingSetBytes(for: cropped, isJPEG: false) / 2
+            return decoded + inner.estimatedWorkingSetBytes(for: cropped, isJPEG: false) / 2 + header.jpegCoefficientBytes
         }
         let fitted = coverBoxFitted(to: header)
+        let coefficients = header.jpegEighthDecodable && fitted.reduction(for: header) >= 8 ? 0 : header.jpegCoefficientBytes
         let shrink = isJPEG ? fitted.jpegShrink(for: header) : 1
         let decoded = (header.width / shrink + 1) * (header.height / shrink + 1) * max(1, min(frames, header.frames))
         let frameCount = max(1, min(frames, header.frames))
@@ -164,7 +167,7 @@ struct ResizeStep {
             let reduction = max(1, fitted.reduction(for: header))
             output = Int(Double(header.width * header.height) / (reduction * reduction)) * frameCount
         }
-        return 4 * (2 * decoded + output)
+        return 4 * (2 * decoded + output) + coefficients
     }
 
     /// A cover box larger than the source without `enlarge`, shrunk (aspect kept) to the largest box the

@@ -13,6 +13,13 @@ public struct SourceHeader: Sendable, Equatable {
     /// The numbers are not sRGB: the image carries an ICC profile (RGB, grey or CMYK), or is CMYK.
     /// Such sources are converted to sRGB with their profile before it is removed.
     public var colourManaged: Bool
+    /// Bytes libjpeg keeps for the whole image's DCT coefficients while decoding this source, whatever
+    /// the output scale: a progressive or multi-scan JPEG (88 MB for a 5120x2880 4:4:4 file), allocated
+    /// outside libvips' tracking. 0 for other sources and for JPEGs of one interleaved scan.
+    public var jpegCoefficientBytes: Int
+    /// A progressive JPEG whose components share one sampling (grey, 4:4:4): ``JPEGEighthDecoder`` can
+    /// make its 1/8 image from the DC scans, without the coefficient buffer.
+    public var jpegEighthDecodable: Bool
 
     /// Width and height as displayed, after EXIF orientation.
     public var orientedSize: (width: Int, height: Int) {
@@ -20,12 +27,17 @@ public struct SourceHeader: Sendable, Equatable {
     }
 
     /// A header with the given figures (for a part of an image, or tests).
-    public init(width: Int, height: Int, frames: Int = 1, orientation: Int = 1, colourManaged: Bool = false) {
+    public init(
+        width: Int, height: Int, frames: Int = 1, orientation: Int = 1, colourManaged: Bool = false,
+        jpegCoefficientBytes: Int = 0, jpegEighthDecodable: Bool = false
+    ) {
         self.width = width
         self.height = height
         self.frames = frames
         self.orientation = orientation
         self.colourManaged = colourManaged
+        self.jpegCoefficientBytes = jpegCoefficientBytes
+        self.jpegEighthDecodable = jpegEighthDecodable
     }
 
     /// Pixels a full decode would produce: width x height x frames.
@@ -43,11 +55,12 @@ public struct SourceHeader: Sendable, Equatable {
     public init(reading bytes: [UInt8], maxFrames: Int = Int(Int32.max)) throws(ImagingError) {
         Vips.start()
         let limit = Int32(clamping: maxFrames)
+        var layout = ipx_jpeg_layout()
         let containerFrames: Int32? = bytes.withUnsafeBytes { raw -> Int32? in
             switch SourceFormat(sniffing: bytes) {
             case .webp: ipx_webp_frame_count(raw.baseAddress, raw.count)
             case .gif: ipx_gif_frame_count(raw.baseAddress, raw.count, limit)
-            case .jpeg: ipx_jpeg_count_scans(raw.baseAddress, raw.count, IPX_JPEG_MAX_SCANS) > IPX_JPEG_MAX_SCANS ? -2 : nil
+            case .jpeg: ipx_jpeg_read_layout(raw.baseAddress, raw.count, IPX_JPEG_MAX_SCANS, &layout) > IPX_JPEG_MAX_SCANS ? -2 : nil
             case .png: ipx_png_check_chunks(raw.baseAddress, raw.count) < 0 ? -3 : nil
             default: nil
             }
@@ -70,5 +83,7 @@ public struct SourceHeader: Sendable, Equatable {
         self.frames = Int(max(1, containerFrames.map { max($0, pages) } ?? pages))
         self.orientation = (1...8).contains(Int(orientation)) ? Int(orientation) : 1
         self.colourManaged = colourManaged != 0
+        self.jpegCoefficientBytes = Int(layout.coefficient_bytes)
+        self.jpegEighthDecodable = layout.progressive != 0 && layout.uniform_sampling != 0
     }
 }
