@@ -58,13 +58,13 @@ import Testing
 
     @Test func theEstimateFollowsShrinkOnLoad() throws {
         let header = try SourceHeader(reading: TestImages.jpeg(width: 4000, height: 3000))
-        let small = ResizeStep(width: 200, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, isJPEG: true)
-        let large = ResizeStep(width: 3000, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, isJPEG: true)
+        let small = ResizeStep(width: 200, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
+        let large = ResizeStep(width: 3000, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
         #expect(small < 4 * 4000 * 3000 / 16, "a 200 px thumbnail decodes at 1/8: \(small)")
         #expect(large >= 2 * 4 * 4000 * 3000, "a 3000 px one decodes whole: \(large)")
         var enlarged = ResizeStep(width: 4096, height: nil, fit: .contain)
         enlarged.enlarge = true
-        #expect(enlarged.estimatedWorkingSetBytes(for: header, isJPEG: true) < 200_000_000, "one side given: the other from the aspect")
+        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .jpeg) < 200_000_000, "one side given: the other from the aspect")
     }
 
     @Test func theEstimateCountsLibjpegsCoefficientBufferForProgressiveFiles() throws {
@@ -83,7 +83,7 @@ import Testing
 
         let thumbnail = ResizeStep(width: 50, height: nil, fit: .contain)
         let medium = ResizeStep(width: 400, height: nil, fit: .contain)
-        func estimate(_ step: ResizeStep, _ header: SourceHeader) -> Int { step.estimatedWorkingSetBytes(for: header, isJPEG: true) }
+        func estimate(_ step: ResizeStep, _ header: SourceHeader) -> Int { step.estimatedWorkingSetBytes(for: header, format: .jpeg) }
         // 1/16 of the width: the 4:4:4 file is made from its DC scans, with no coefficient buffer.
         #expect(estimate(thumbnail, progressive444) == estimate(thumbnail, baseline))
         #expect(estimate(thumbnail, progressive420) == estimate(thumbnail, baseline) + progressive420.jpegCoefficientBytes)
@@ -91,6 +91,20 @@ import Testing
         var cropped = medium
         cropped.crop = try #require(CropRectangle(parameter: "0,0,400,300"))
         #expect(estimate(cropped, progressive444) == estimate(cropped, baseline) + progressive444.jpegCoefficientBytes)
+    }
+
+    @Test func aWebPIsEstimatedAtTheScaleLibwebpDecodesIt() throws {
+        let header = try SourceHeader(reading: TestImages.gradient(width: 2000, height: 2000).encoded(as: .webp).bytes)
+        let thumbnail = ResizeStep(width: 200, height: nil, fit: .contain)
+        let webp = thumbnail.estimatedWorkingSetBytes(for: header, format: .webp)
+        let png = thumbnail.estimatedWorkingSetBytes(for: header, format: .png)
+        // Decoded at 200x200 (4 bytes a pixel, decode + intermediate + output) plus libwebp's own buffers.
+        #expect(webp == 3 * 4 * 200 * 200 + ResizeStep.webpDecoderBytes)
+        #expect(png >= 2 * 4 * 2000 * 2000, "no shrink on load: the whole image")
+        // Enlarging past the source: the decode stops at the source's size.
+        var enlarged = ResizeStep(width: 4000, height: nil, fit: .contain)
+        enlarged.enlarge = true
+        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .webp) == 4 * (2 * 2001 * 2001 + 4000 * 4000) + ResizeStep.webpDecoderBytes)
     }
 
     @Test func aSourceNeedingMoreThanTheBudgetIsServedAlone() async throws {

@@ -35,8 +35,10 @@ public struct ImageTransformer: Sendable {
         public var maxTransformMilliseconds = 10_000
         /// Bytes all running transforms may hold together, each job's working set estimated from its
         /// header before decoding; a job waits for its share, one larger than the whole budget runs alone
-        /// (`maxSourcePixels` caps any one job); 0 = no budget. Default 384 MiB.
-        public var maxTransformBytes = 402_653_184
+        /// (`maxSourcePixels` caps any one job); 0 = no budget. Default 128 MiB: half the default memory
+        /// tier, the most the tier lends (``TransformMemoryLender``), so the tier and the transforms
+        /// running beside it hold at most the tier's budget together.
+        public var maxTransformBytes = 134_217_728
         /// Encoder defaults.
         public var encoding = EncodingSettings()
 
@@ -94,7 +96,7 @@ public struct ImageTransformer: Sendable {
         let frames = animatedFrames(header: header, request: request, choice: choice)
         // Memory is reserved before anything is decoded, and waited for at most the transform time limit.
         let estimate = ResizeStep(request: request, frames: frames)
-            .estimatedWorkingSetBytes(for: header, isJPEG: SourceFormat(sniffing: source) == .jpeg)
+            .estimatedWorkingSetBytes(for: header, format: SourceFormat(sniffing: source))
         let reserved = try memoryBudget.reserve(
             estimate, wait: .milliseconds(maxTransformMilliseconds > 0 ? maxTransformMilliseconds : 10_000))
         defer { memoryBudget.release(reserved) }

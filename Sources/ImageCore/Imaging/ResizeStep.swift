@@ -137,23 +137,23 @@ struct ResizeStep {
     static let jpegShrinkMargin = 1.25
 
     /// The memory a transform of a source with this header needs at most, estimated before decoding:
-    /// the decoded image (after JPEG shrink-on-load; every frame loaded; 4 bytes a pixel) twice (the
-    /// decode and one intermediate), plus the output box, plus libjpeg's whole-image coefficient buffer
-    /// for a progressive or multi-scan JPEG (``SourceHeader/jpegCoefficientBytes``) unless the DC-only
-    /// 1/8 decode makes it. Other formats are counted at full size.
-    func estimatedWorkingSetBytes(for header: SourceHeader, isJPEG: Bool) -> Int {
+    /// the decoded image (every frame loaded; 4 bytes a pixel) twice (the decode and one intermediate),
+    /// plus the output box. The decode is the source's size except where the loader shrinks on load: a
+    /// JPEG at its shrink (plus libjpeg's whole-image coefficient buffer for a progressive or multi-scan
+    /// file, ``SourceHeader/jpegCoefficientBytes``, unless the DC-only 1/8 decode makes the image), a
+    /// WebP at the output's size (libwebp scales while decoding; plus ``webpDecoderBytes``). Measured
+    /// against the process's peak RSS per transform in `bench/RESULTS.md`.
+    func estimatedWorkingSetBytes(for header: SourceHeader, format: SourceFormat?) -> Int {
         if let crop, let cropped = Self.croppedHeader(header, crop: crop) {
-            // The whole source is decoded at the shrink the rectangle allows; the rest is the rectangle's.
+            // The whole source is decoded at the shrink the rectangle allows (JPEG) or whole; the rest is
+            // the rectangle's.
             var inner = self
             inner.crop = nil
-            let shrink = isJPEG ? inner.coverBoxFitted(to: cropped).jpegShrink(for: cropped) : 1
+            let shrink = format == .jpeg ? inner.coverBoxFitted(to: cropped).jpegShrink(for: cropped) : 1
             let decoded = 4 * (header.width / shrink + 1) * (header.height / shrink + 1)
-            return decoded + inner.estimatedWorkingSetBytes(for: cropped, isJPEG: false) / 2 + header.jpegCoefficientBytes
+            return decoded + inner.estimatedWorkingSetBytes(for: cropped, format: nil) / 2 + header.jpegCoefficientBytes
         }
         let fitted = coverBoxFitted(to: header)
-        let coefficients = header.jpegEighthDecodable && fitted.reduction(for: header) >= 8 ? 0 : header.jpegCoefficientBytes
-        let shrink = isJPEG ? fitted.jpegShrink(for: header) : 1
-        let decoded = (header.width / shrink + 1) * (header.height / shrink + 1) * max(1, min(frames, header.frames))
         let frameCount = max(1, min(frames, header.frames))
         let output: Int
         if enlarge {
@@ -167,8 +167,26 @@ struct ResizeStep {
             let reduction = max(1, fitted.reduction(for: header))
             output = Int(Double(header.width * header.height) / (reduction * reduction)) * frameCount
         }
-        return 4 * (2 * decoded + output) + coefficients
+        let whole = (header.width + 1) * (header.height + 1) * frameCount
+        let decoded: Int
+        var extra = 0
+        switch format {
+        case .jpeg:
+            let shrink = fitted.jpegShrink(for: header)
+            decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
+            extra = header.jpegEighthDecodable && fitted.reduction(for: header) >= 8 ? 0 : header.jpegCoefficientBytes
+        case .webp:
+            decoded = min(whole, output)
+            extra = Self.webpDecoderBytes
+        default:
+            decoded = whole
+        }
+        return 4 * (2 * decoded + output) + extra
     }
+
+    /// What libwebp holds besides the pixels while decoding (its bitstream and row buffers), measured at
+    /// 5–6 MB for a 320 px thumbnail of a 4096x4096 file.
+    static let webpDecoderBytes = 4 << 20
 
     /// A cover box larger than the source without `enlarge`, shrunk (aspect kept) to the largest box the
     /// source fills: a 3000x3000 box over an 800x500 source is 500x500. Frontends laying out tiles get

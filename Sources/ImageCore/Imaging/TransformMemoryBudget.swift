@@ -1,7 +1,7 @@
 import Foundation
 
 /// Bounds the memory of the transforms running at once: each job reserves its working set, estimated
-/// from the source's header before anything is decoded (``ResizeStep/estimatedWorkingSetBytes(for:)``),
+/// from the source's header before anything is decoded (``ResizeStep/estimatedWorkingSetBytes(for:format:)``),
 /// and waits while the running jobs hold too much of `capacity`; one that cannot get its share within
 /// the wait is shed (503). A job larger than the whole budget (a source `image.maxSourcePixels` allows,
 /// the cap on any one job) runs alone: it waits until no other job holds memory, and while it waits no
