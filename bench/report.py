@@ -110,6 +110,13 @@ def main():
             targets.append((f"memory-hit c{conns}: p99 no worse than nginx static",
                             f"{ours.get('p99_ms', 0):.2f} vs {nginx.get('p99_ms', 0):.2f} ms",
                             ours.get("p99_ms", 1e9) <= nginx.get("p99_ms", 0)))
+        spread = memory.get("rounds_rps") or {}
+        if spread:
+            # Every round, not only the median: one server process may be ±12% off another.
+            parts = [f"{label} c{conns} {min(runs):.0f}–{max(runs):.0f}"
+                     for label, by_connections in spread.items() for conns, runs in by_connections.items() if runs]
+            lines += ["", f"Rounds (req/s, slowest–fastest of {max(len(runs) for by in spread.values() for runs in by.values())}): "
+                      + "; ".join(parts) + "."]
         lines.append("")
     classes = scenarios.get("transform-classes")
     if classes and "rows" in classes:
