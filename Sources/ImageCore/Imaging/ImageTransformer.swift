@@ -35,10 +35,10 @@ public struct ImageTransformer: Sendable {
         public var maxTransformMilliseconds = 10_000
         /// Bytes all running transforms may hold together, each job's working set estimated from its
         /// header before decoding; a job waits for its share, one larger than the whole budget runs alone
-        /// (`maxSourcePixels` caps any one job); 0 = no budget. Default 128 MiB: half the default memory
-        /// tier, the most the tier lends (``TransformMemoryLender``), so the tier and the transforms
-        /// running beside it hold at most the tier's budget together.
-        public var maxTransformBytes = 134_217_728
+        /// (`maxSourcePixels` caps any one job); 0 = no budget. Default 192 MiB: three quarters of the
+        /// default memory tier, the most the tier lends (``TransformMemoryLender``), so the tier and the
+        /// transforms running beside it hold at most the tier's budget together.
+        public var maxTransformBytes = 201_326_592
         /// Encoder defaults.
         public var encoding = EncodingSettings()
 

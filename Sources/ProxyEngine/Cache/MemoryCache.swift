@@ -11,7 +11,8 @@ import Synchronization
 /// the budget bounds the memory the tier costs the process, not the sum of the bodies' lengths.
 ///
 /// The tier lends its budget to running transforms (``TransformMemoryLender``): while transforms hold
-/// reserved memory, the tier holds that much less, up to half its budget, evicting least recently used
+/// reserved memory, the tier holds that much less, up to three quarters of its budget (the hottest
+/// quarter stays), evicting least recently used
 /// entries to make room (they stay on disk). Cache and transforms together then stay near the budget
 /// instead of adding up: a large PNG decoding beside a full tier is what made the process's peak.
 public final class MemoryCache: TransformMemoryLender {
@@ -80,8 +81,10 @@ public final class MemoryCache: TransformMemoryLender {
     /// Entries evicted since start.
     public var evictions: Int { evictionCount.load(ordering: .relaxed) }
 
-    /// Most of the budget lent to transforms at once: half.
-    public var maxLentBytes: Int { capacityBytes / 2 }
+    /// Most of the budget lent to transforms at once: three quarters (the default transforms' budget,
+    /// `image.maxTransformBytes`, is that share of the default tier), so a quarter of the hottest
+    /// variants stays in memory whatever runs.
+    public var maxLentBytes: Int { capacityBytes / 4 * 3 }
 
     /// Bytes lent to running transforms now.
     public var lentBytes: Int { state.withLock { $0.lent } }
