@@ -418,6 +418,7 @@ static void ipx_read_frame_layout(const uint8_t *segment, int length, int marker
         bytes += blocks_w * blocks_h * 128;
     }
     layout->progressive = marker == 0xC2 || marker == 0xC6 || marker == 0xCA || marker == 0xCE;
+    layout->components = count;
     layout->uniform_sampling = uniform;
     layout->coefficient_bytes = bytes;
 }
@@ -449,11 +450,6 @@ int ipx_jpeg_read_layout(const void *buffer, size_t length, int limit, struct ip
     /* One interleaved scan of a sequential frame is decoded row by row: no whole-image buffer. */
     if (!layout->progressive && scans <= 1) layout->coefficient_bytes = 0;
     return scans;
-}
-
-int ipx_jpeg_count_scans(const void *buffer, size_t length, int limit) {
-    struct ipx_jpeg_layout layout;
-    return ipx_jpeg_read_layout(buffer, length, limit, &layout);
 }
 
 static uint8_t ipx_clamp(int value) { return (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value); }

@@ -80,6 +80,12 @@ import Testing
         #expect(progressive444.jpegCoefficientBytes == 3 * 100 * 75 * 128)
         #expect(progressive444.jpegEighthDecodable)
         #expect(try SourceHeader(reading: TestImages.gradient(width: 800, height: 600).encoded(as: .png).bytes).jpegCoefficientBytes == 0)
+        // Four components (CMYK): uniform sampling, but not the DC decoder's kind; libjpeg keeps four planes.
+        let cmyk = try SourceHeader(
+            reading: ConformanceImages.jpeg(
+                ConformanceImages.solid(red: 200, green: 80, blue: 40, width: 800, height: 600, profile: "cmyk"),
+                progressive: true, subsample: false))
+        #expect(cmyk.jpegCoefficientBytes == 4 * 100 * 75 * 128 && !cmyk.jpegEighthDecodable)
 
         let thumbnail = ResizeStep(width: 50, height: nil, fit: .contain)
         let medium = ResizeStep(width: 400, height: nil, fit: .contain)
@@ -87,6 +93,7 @@ import Testing
         // 1/16 of the width: the 4:4:4 file is made from its DC scans, with no coefficient buffer.
         #expect(estimate(thumbnail, progressive444) == estimate(thumbnail, baseline))
         #expect(estimate(thumbnail, progressive420) == estimate(thumbnail, baseline) + progressive420.jpegCoefficientBytes)
+        #expect(estimate(thumbnail, cmyk) == estimate(thumbnail, baseline) + cmyk.jpegCoefficientBytes)
         #expect(estimate(medium, progressive444) == estimate(medium, baseline) + progressive444.jpegCoefficientBytes)
         var cropped = medium
         cropped.crop = try #require(CropRectangle(parameter: "0,0,400,300"))

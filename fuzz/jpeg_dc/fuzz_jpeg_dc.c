@@ -1,5 +1,5 @@
 /* libFuzzer target for the hand-written parsers of untrusted image bytes in Sources/CVipsShim:
- * the JPEG 1/8 DC decoder (jpeg_dc.c), the JPEG scan counter and layout reader, and the PNG chunk walk (png_chunks.c).
+ * the JPEG 1/8 DC decoder (jpeg_dc.c), the JPEG layout reader (scan count, frame header), and the PNG chunk walk (png_chunks.c).
  * Built with clang -fsanitize=fuzzer,address,undefined by fuzz/run.sh; any sanitizer report fails. */
 #include "vips_shim.h"
 #include <stdint.h>
@@ -24,11 +24,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             abort(); /* no deadline was given: 2 is impossible */
         }
     }
-    int scans = ipx_jpeg_count_scans(data, size, IPX_JPEG_MAX_SCANS);
-    if (scans > IPX_JPEG_MAX_SCANS + 1) abort(); /* counting stops past the limit */
     struct ipx_jpeg_layout layout;
-    int layout_scans = ipx_jpeg_read_layout(data, size, IPX_JPEG_MAX_SCANS, &layout);
-    if (layout_scans != scans || (scans >= 0 && layout.scans != scans)) abort(); /* one walk, one count */
+    int scans = ipx_jpeg_read_layout(data, size, IPX_JPEG_MAX_SCANS, &layout);
+    if (scans > IPX_JPEG_MAX_SCANS + 1) abort(); /* counting stops past the limit */
+    if (scans >= 0 && layout.scans != scans) abort();
+    if (layout.components < 0 || layout.components > 255) abort();
     /* At most 255 components of 65535x65535 samples at 2 bytes a coefficient, padded to 4x4 MCUs. */
     if (layout.coefficient_bytes < 0 || layout.coefficient_bytes > 255LL * 65536 * 65536 * 2) abort();
     if (layout.coefficient_bytes > 0 && !layout.progressive && layout.scans <= 1) abort();

@@ -112,14 +112,12 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
 /// makes libjpeg walk the whole frame again). Encoders write at most about a dozen.
 #define IPX_JPEG_MAX_SCANS 64
 
-/// The number of SOS segments of a JPEG, counted by walking its marker segments and stepping over
-/// entropy-coded data (no decoding); stops counting past `limit`. -1 when the bytes are not a JPEG.
-int ipx_jpeg_count_scans(const void *buffer, size_t length, int limit);
-
 /// What a JPEG's marker segments declare about how a decoder will hold it (nothing is decoded).
 struct ipx_jpeg_layout {
     /// SOS segments, counted up to one past the walk's `limit`.
     int scans;
+    /// Components of the first frame (0 when no frame header was read).
+    int components;
     /// The frame is progressive (SOF2, SOF6, SOF10, SOF14).
     int progressive;
     /// Every component has the same sampling factors (grey, 4:4:4): jpeg_dc.c's kind of frame.
@@ -130,8 +128,9 @@ struct ipx_jpeg_layout {
     long long coefficient_bytes;
 };
 
-/// Walks a JPEG's marker segments as ipx_jpeg_count_scans does and fills `layout` from its first frame
-/// header. Returns the scan count (-1 when the bytes are not a JPEG).
+/// Walks a JPEG's marker segments, stepping over entropy-coded data (no decoding), counting SOS
+/// segments up to one past `limit`, and fills `layout` from its first frame header. Returns the scan
+/// count (-1 when the bytes are not a JPEG).
 int ipx_jpeg_read_layout(const void *buffer, size_t length, int limit, struct ipx_jpeg_layout *layout);
 
 /* 1 when an ICC profile is an RGB profile described as sRGB (read by lcms2), else 0. */

@@ -17,8 +17,8 @@ public struct SourceHeader: Sendable, Equatable {
     /// the output scale: a progressive or multi-scan JPEG (88 MB for a 5120x2880 4:4:4 file), allocated
     /// outside libvips' tracking. 0 for other sources and for JPEGs of one interleaved scan.
     public var jpegCoefficientBytes: Int
-    /// A progressive JPEG whose components share one sampling (grey, 4:4:4): ``JPEGEighthDecoder`` can
-    /// make its 1/8 image from the DC scans, without the coefficient buffer.
+    /// A progressive grey or three-component JPEG whose components share one sampling (4:4:4):
+    /// ``JPEGEighthDecoder`` can make its 1/8 image from the DC scans, without the coefficient buffer.
     public var jpegEighthDecodable: Bool
 
     /// Width and height as displayed, after EXIF orientation.
@@ -84,6 +84,7 @@ public struct SourceHeader: Sendable, Equatable {
         self.orientation = (1...8).contains(Int(orientation)) ? Int(orientation) : 1
         self.colourManaged = colourManaged != 0
         self.jpegCoefficientBytes = Int(layout.coefficient_bytes)
-        self.jpegEighthDecodable = layout.progressive != 0 && layout.uniform_sampling != 0
+        self.jpegEighthDecodable =
+            layout.progressive != 0 && layout.uniform_sampling != 0 && (layout.components == 1 || layout.components == 3)
     }
 }
