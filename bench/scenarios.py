@@ -343,7 +343,7 @@ def transform_classes(args, origin, corpus):
     thumbor = start_thumbor(args)
     rows = []
     try:
-        for kind in CLASSES:
+        for kind in args.classes:
             names = [name for name in images(corpus) if source_class(name) == kind]
             if not names:
                 continue
@@ -581,6 +581,8 @@ def main():
     parser.add_argument("--mixed-sources", type=int, default=20000)
     parser.add_argument("--concs", type=int, nargs="+", default=[8, 32])
     parser.add_argument("--scenarios", nargs="+", default=list(SCENARIOS))
+    parser.add_argument("--classes", nargs="+", default=CLASSES, choices=CLASSES,
+                        help="source classes for transform-classes (default: all)")
     args = parser.parse_args()
     args.workdir = tempfile.mkdtemp(prefix="imageproxy-scenarios-")
     os.chmod(args.workdir, 0o755)

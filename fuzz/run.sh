@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the hand-written parsers of untrusted bytes with sanitizers, as CI does:
-#   - jpeg_dc: Sources/CVipsShim/{jpeg_dc,png_chunks}.c under libFuzzer + ASan + UBSan (the toolchain's clang);
+#   - jpeg_dc: Sources/CVipsShim/{jpeg_dc,png_chunks}.c under libFuzzer + ASan + UBSan (the toolchain's clang),
+#     with jpeg_scaled.c (our driving of libjpeg's scaled decode) over the same inputs;
 #   - raw_request_head: the memory-hit framing parser (Sources/ProxyCore/HTTP/RawRequestHead.swift) under
 #     swiftc -sanitize=fuzzer,address.
 # Every file in fuzz/regressions/<target>/ is run first (a crash there fails at once), then each target
@@ -16,7 +17,7 @@ mkdir -p "$out" fuzz/findings/jpeg_dc fuzz/findings/raw_request_head
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
   fuzz/jpeg_dc/fuzz_jpeg_dc.c Sources/CVipsShim/jpeg_dc.c Sources/CVipsShim/png_chunks.c \
-  $(pkg-config --libs vips) -o "$out/fuzz_jpeg_dc"
+  Sources/CVipsShim/jpeg_scaled.c $(pkg-config --libs vips) -ljpeg -o "$out/fuzz_jpeg_dc"
 
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)
 swiftc -sanitize=fuzzer,address -parse-as-library -O \

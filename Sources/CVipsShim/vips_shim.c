@@ -221,6 +221,16 @@ int ipx_vips_thumbnail_jpeg_shrunk(const void *buffer, size_t length, VipsImage 
     return status;
 }
 
+int ipx_vips_jpegload_shrunk(const void *buffer, size_t length, int shrink, VipsImage **out) {
+    VipsImage *loaded = NULL;
+    if (vips_jpegload_buffer((void *)buffer, length, &loaded, "shrink", shrink, "fail_on", VIPS_FAIL_ON_ERROR, NULL)) {
+        return -1;
+    }
+    int status = ipx_vips_copy_memory(loaded, out);
+    g_object_unref(loaded);
+    return status;
+}
+
 int ipx_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
     return vips_extract_area(in, out, left, top, width, height, NULL);
 }

@@ -7,18 +7,8 @@ private typealias Image = ImageCore.VipsImage
 
 /// The DC-only decoder against libjpeg's own 1/8-scale decode, layout by layout.
 @Suite struct JPEGEighthDecoderTests {
-    /// Pseudo-random noise (`bands` 1 or 3): every block differs, so every DC value is checked.
     private func noise(width: Int, height: Int, bands: Int) throws -> Image {
-        var state: UInt32 = 88_172_645
-        let pixels = (0..<(width * height * bands)).map { index -> UInt8 in
-            state ^= state << 13
-            state ^= state >> 17
-            state ^= state << 5
-            // Smooth structure plus noise within 30...225 (no clipping in the colour conversions).
-            let x = (index / bands) % width, y = (index / bands) / width
-            return UInt8(30 + x * 100 / width + y * 60 / height + Int(state % 36))
-        }
-        return try Image.fromPixels(pixels, width: width, height: height, bands: bands)
+        try TestImages.noise(width: width, height: height, bands: bands)
     }
 
     private func jpeg(_ image: Image, subsample: Bool, restartInterval: Int) throws -> [UInt8] {

@@ -1,5 +1,7 @@
 /* libFuzzer target for the hand-written parsers of untrusted image bytes in Sources/CVipsShim:
- * the JPEG 1/8 DC decoder (jpeg_dc.c), the JPEG layout reader (scan count, frame header), and the PNG chunk walk (png_chunks.c).
+ * the JPEG 1/8 DC decoder (jpeg_dc.c), the JPEG layout reader (scan count, frame header), and the PNG chunk walk (png_chunks.c);
+ * also the code that drives libjpeg's scaled decode over the same bytes (jpeg_scaled.c: error exits,
+ * warnings, the profile, the pixel bound).
  * Built with clang -fsanitize=fuzzer,address,undefined by fuzz/run.sh; any sanitizer report fails. */
 #include "vips_shim.h"
 #include <stdint.h>
@@ -33,5 +35,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (layout.coefficient_bytes < 0 || layout.coefficient_bytes > 255LL * 65536 * 65536 * 2) abort();
     if (layout.coefficient_bytes > 0 && !layout.progressive && layout.scans <= 1) abort();
     (void)ipx_png_check_chunks(data, size);
+    /* libjpeg's scaled decode: at most 2 Mpixel sources here (the service passes the limit it checked). */
+    for (int shrink = 8; shrink >= 2; shrink /= 4) {
+        int status = ipx_jpeg_decode_scaled(data, size, shrink, 6, 2 * 1024 * 1024, 0, &image);
+        if (status == 0) {
+            if (!image || vips_image_get_width(image) < 1 || vips_image_get_height(image) < 1) abort();
+            if (vips_image_get_width(image) > 1024 * 1024 || vips_image_get_height(image) > 1024 * 1024) abort();
+            g_object_unref(image);
+            image = NULL;
+        } else if (status != 1 && status != -1) {
+            abort();
+        }
+    }
     return 0;
 }

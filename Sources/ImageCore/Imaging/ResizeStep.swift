@@ -281,7 +281,7 @@ struct ResizeStep {
         let shrink = isJPEG ? jpegShrink(for: header) : 1
         // Sources with a profile (or CMYK) are converted to sRGB by `thumbnail` itself, after shrinking.
         let toSRGB: Int32 = header.colourManaged ? 1 : 0
-        var eighth: VipsImage?
+        var preShrunk: VipsImage?
         if isJPEG, reduction(for: header) >= 8 {
             // Progressive JPEGs: the DC scans alone make the 1/8 image, and most of the file (the AC
             // scans, whose Huffman decoding is most of the work) is never read. Used whenever 1/8 still
@@ -289,19 +289,23 @@ struct ResizeStep {
             switch JPEGEighthDecoder.decode(
                 bytes, orientation: header.orientation, deadlineNanoseconds: deadline?.monotonicNanoseconds ?? 0)
             {
-            case .decoded(let image): eighth = image
-            case .notApplicable: eighth = nil
+            case .decoded(let image): preShrunk = image
+            case .notApplicable: preShrunk = nil
             case .tooManyScans: throw .tooManyScans(limit: SourceHeader.maxJPEGScans)
             case .pastDeadline:
                 deadline?.expireNow()
                 throw .undecodable
             }
         }
+        if isJPEG, shrink > 1, preShrunk == nil {
+            // Baseline (and other) JPEGs: libjpeg's scaled decode straight into memory on this thread.
+            preShrunk = try Self.decodeScaled(bytes, shrink: shrink, header: header, deadline: deadline)
+        }
         var output: UnsafeMutablePointer<_VipsImage>?
         let status = bytes.withUnsafeBytes { raw in
-            if let eighth {
+            if let preShrunk {
                 return ipx_vips_thumbnail_image(
-                    eighth.pointer, &output, Int32(arguments.width), Int32(arguments.height), arguments.size,
+                    preShrunk.pointer, &output, Int32(arguments.width), Int32(arguments.height), arguments.size,
                     arguments.crop, toSRGB)
             }
             if shrink > 1 {
@@ -322,7 +326,9 @@ struct ResizeStep {
         deadline?.watch(lazy)
         let image: VipsImage
         do {
-            image = try lazy.producing { ipx_vips_copy_memory($0, $1) }
+            // Evaluated on this thread: the transform thread has nothing else to do meanwhile.
+            let nanoseconds = deadline?.monotonicNanoseconds ?? 0
+            image = try lazy.producing { ipx_vips_copy_memory_on_caller($0, nanoseconds, $1) }
         } catch {
             throw .undecodable
         }
@@ -331,5 +337,30 @@ struct ResizeStep {
                 .apply(to: image)
         }
         return image
+    }
+
+    /// A JPEG decoded by libjpeg at 1/`shrink` into memory on this thread (`jpeg_scaled.c`), or nil when
+    /// libvips' loader should take it (a colour space or precision it does not convert, a frame larger
+    /// than `header` says, any warning or error: libvips then decides how the file is answered, for every
+    /// variant alike). The image carries the source's ICC profile and `header`'s orientation.
+    /// - Throws: ``ImagingError/undecodable`` when the deadline passed (the deadline is expired first).
+    static func decodeScaled(
+        _ bytes: [UInt8], shrink: Int, header: SourceHeader, deadline: TransformDeadline?
+    ) throws(ImagingError) -> VipsImage? {
+        var image: UnsafeMutablePointer<_VipsImage>?
+        let status = bytes.withUnsafeBytes { raw in
+            ipx_jpeg_decode_scaled(
+                raw.baseAddress, raw.count, Int32(shrink), Int32(header.orientation), Int64(header.width * header.height),
+                deadline?.monotonicNanoseconds ?? 0, &image)
+        }
+        switch status {
+        case 0: return image.map { VipsImage(taking: $0) }
+        case 2:
+            deadline?.expireNow()
+            throw .undecodable
+        default:
+            _ = Vips.takeError()
+            return nil
+        }
     }
 }

@@ -1,0 +1,116 @@
+#include "vips_shim.h"
+#include <jpeglib.h>
+#include <jerror.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* A JPEG decoded by libjpeg at a DCT scale (1/2, 1/4, 1/8) straight into a memory image, on the calling
+ * thread.
+ *
+ * libvips' jpegload makes the same libjpeg calls, but around them it reads the header twice (once for the
+ * header, once for the load), feeds libjpeg through its 4 KiB source buffer, and hands the decode to a
+ * worker thread of its pool; on a baseline web JPEG shrunk for a thumbnail that is about a third more CPU
+ * than libjpeg's decode alone (bench/RESULTS.md). Here libjpeg reads the bytes in place and writes its
+ * scanlines into the image's own memory.
+ *
+ * libjpeg parses the file (this code only drives it). Files it reads without complaint and whose pixels
+ * need no conversion are decoded: 8-bit YCbCr (or RGB) and grey. Anything else, and any warning libjpeg
+ * raises (corrupt data, a premature end, extraneous bytes), returns 1 so that the caller takes libvips'
+ * path, which then decides how such a file is answered, for every variant alike. The output's size is the
+ * header's divided by the scale, for a source of at most `max_pixels` (the limit the caller checked the
+ * header against; a larger frame is libvips' case), and the deadline is checked every 16 rows. */
+
+struct ipx_scaled_error {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+    int warned;
+};
+
+static void ipx_scaled_error_exit(j_common_ptr info) {
+    longjmp(((struct ipx_scaled_error *)info->err)->jump, 1);
+}
+
+/* Level -1 is a warning (corrupt data); trace levels (>= 1) are informational. */
+static void ipx_scaled_emit(j_common_ptr info, int level) {
+    if (level < 0) ((struct ipx_scaled_error *)info->err)->warned = 1;
+}
+
+static void ipx_scaled_silent(j_common_ptr info) { (void)info; }
+
+static long long ipx_scaled_now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
+                           long long deadline_ns, VipsImage **out) {
+    if (shrink != 1 && shrink != 2 && shrink != 4 && shrink != 8) return 1;
+    if (length == 0 || length > (size_t)0x7fffffff) return 1;
+    struct jpeg_decompress_struct info;
+    struct ipx_scaled_error error;
+    /* Read after a longjmp out of libjpeg, so kept in memory. */
+    VipsImage *volatile image = NULL;
+    JOCTET *volatile icc = NULL;
+    volatile int status = 1;
+    info.err = jpeg_std_error(&error.manager);
+    error.manager.error_exit = ipx_scaled_error_exit;
+    error.manager.emit_message = ipx_scaled_emit;
+    error.manager.output_message = ipx_scaled_silent;
+    error.warned = 0;
+    if (setjmp(error.jump)) {
+        jpeg_destroy_decompress(&info);
+        if (image) g_object_unref(image);
+        free(icc);
+        return status;
+    }
+    jpeg_create_decompress(&info);
+    jpeg_mem_src(&info, (const unsigned char *)buffer, (unsigned long)length);
+    jpeg_save_markers(&info, JPEG_APP0 + 2, 0xFFFF);
+    if (jpeg_read_header(&info, TRUE) != JPEG_HEADER_OK || error.warned) longjmp(error.jump, 1);
+    int grey = info.jpeg_color_space == JCS_GRAYSCALE && info.num_components == 1;
+    int colour = (info.jpeg_color_space == JCS_YCbCr || info.jpeg_color_space == JCS_RGB) && info.num_components == 3;
+    if (info.data_precision != 8 || (!grey && !colour)) longjmp(error.jump, 1);
+    if ((long long)info.image_width * (long long)info.image_height > max_pixels) longjmp(error.jump, 1);
+    info.scale_num = 1;
+    info.scale_denom = (unsigned int)shrink;
+    info.out_color_space = grey ? JCS_GRAYSCALE : JCS_RGB;
+    info.dct_method = JDCT_ISLOW;
+    jpeg_calc_output_dimensions(&info);
+    int width = (int)info.output_width, height = (int)info.output_height, bands = grey ? 1 : 3;
+    if (width < 1 || height < 1 || (int)info.output_components != bands) longjmp(error.jump, 1);
+    status = -1;
+    image = vips_image_new_memory();
+    if (!image) longjmp(error.jump, 1);
+    vips_image_init_fields(image, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE,
+                           grey ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB, 1.0, 1.0);
+    if (vips_image_write_prepare(image)) longjmp(error.jump, 1);
+    /* The profile is read from the saved APP2 markers while libjpeg still holds them. */
+    JOCTET *profile = NULL;
+    unsigned int profile_length = 0;
+    if (jpeg_read_icc_profile(&info, &profile, &profile_length) && profile) {
+        icc = profile;
+        vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, profile, profile_length);
+    }
+    status = 1;
+    jpeg_start_decompress(&info);
+    while (info.output_scanline < info.output_height) {
+        if (deadline_ns > 0 && (info.output_scanline & 15) == 0 && ipx_scaled_now_ns() > deadline_ns) {
+            status = 2;
+            longjmp(error.jump, 1);
+        }
+        JSAMPROW row = (JSAMPROW)VIPS_IMAGE_ADDR(image, 0, info.output_scanline);
+        jpeg_read_scanlines(&info, &row, 1);
+        if (error.warned) longjmp(error.jump, 1);
+    }
+    /* The rest of the file up to EOI is read too, so a file damaged after its last row is libvips' case. */
+    jpeg_finish_decompress(&info);
+    if (error.warned) longjmp(error.jump, 1);
+    if (orientation > 1) vips_image_set_int(image, VIPS_META_ORIENTATION, orientation);
+    jpeg_destroy_decompress(&info);
+    free(icc);
+    *out = image;
+    return 0;
+}

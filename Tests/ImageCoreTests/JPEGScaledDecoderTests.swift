@@ -1,0 +1,144 @@
+import CVipsShim
+import Testing
+
+@testable import ImageCore
+
+private typealias Image = ImageCore.VipsImage
+
+/// libjpeg's scaled decode on the calling thread (`jpeg_scaled.c`) against libvips' jpegload at the same
+/// shrink, and the evaluation of a pipeline on the calling thread (`caller_sink.c`) against libvips' own.
+@Suite struct JPEGScaledDecoderTests {
+    private func noise(width: Int, height: Int, bands: Int) throws -> Image {
+        try TestImages.noise(width: width, height: height, bands: bands, seed: 2_463_534_242)
+    }
+
+    private func jpeg(_ image: Image, progressive: Bool = false, subsample: Bool, restartInterval: Int = 0) throws -> [UInt8] {
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let status = ipx_vips_jpegsave_layout(
+            image.pointer, &buffer, &length, 85, progressive ? 1 : 0, subsample ? 1 : 0, Int32(restartInterval))
+        try #require(status == 0 && buffer != nil)
+        defer { g_free(buffer) }
+        return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
+    }
+
+    /// libvips' jpegload at `shrink`, materialised by libvips (the path the scaled decoder replaces).
+    private func libvipsShrunk(_ bytes: [UInt8], shrink: Int) throws -> Image {
+        var output: UnsafeMutablePointer<_VipsImage>?
+        let status = bytes.withUnsafeBytes { ipx_vips_jpegload_shrunk($0.baseAddress, $0.count, Int32(shrink), &output) }
+        try #require(status == 0)
+        return Image(taking: try #require(output))
+    }
+
+    private func decode(_ bytes: [UInt8], shrink: Int, orientation: Int = 1, deadline: TransformDeadline? = nil) throws -> Image? {
+        let header = try SourceHeader(reading: bytes)
+        var oriented = header
+        oriented.orientation = orientation
+        return try ResizeStep.decodeScaled(bytes, shrink: shrink, header: oriented, deadline: deadline)
+    }
+
+    private func fields(_ image: Image) -> String {
+        var names = [CChar](repeating: 0, count: 4096)
+        _ = ipx_vips_metadata_fields(image.pointer, &names, names.count)
+        return String(cString: names)
+    }
+
+    @Test(arguments: [
+        (bands: 3, subsample: true, progressive: false, restart: 0, shrink: 8),
+        (bands: 3, subsample: true, progressive: false, restart: 3, shrink: 4),
+        (bands: 3, subsample: false, progressive: false, restart: 0, shrink: 2),
+        (bands: 1, subsample: false, progressive: false, restart: 0, shrink: 8),
+        (bands: 3, subsample: true, progressive: true, restart: 0, shrink: 4),
+    ])
+    func decodesAsLibvipsJpegloadDoes(layout: (bands: Int, subsample: Bool, progressive: Bool, restart: Int, shrink: Int)) throws {
+        // Not a multiple of the MCU or of any shrink: the partial blocks at the edges are covered too.
+        let (width, height) = (1001, 643)
+        let bytes = try jpeg(
+            noise(width: width, height: height, bands: layout.bands), progressive: layout.progressive, subsample: layout.subsample,
+            restartInterval: layout.restart)
+        let mine = try #require(try decode(bytes, shrink: layout.shrink), "\(layout)")
+        let expected = (width: (width + layout.shrink - 1) / layout.shrink, height: (height + layout.shrink - 1) / layout.shrink)
+        #expect(mine.width == expected.width && mine.height == expected.height && mine.bands == layout.bands)
+        // libvips crops libjpeg's partial last column and row (1001 / 8 = 125 columns, libjpeg makes 126):
+        // everything it keeps must be the same samples.
+        let reference = try libvipsShrunk(bytes, shrink: layout.shrink)
+        #expect(reference.width == width / layout.shrink && reference.height == height / layout.shrink)
+        let (a, b) = (try mine.pixels(), try reference.pixels())
+        var worst = 0
+        for y in 0..<reference.height {
+            for x in 0..<(reference.width * layout.bands) {
+                worst = max(worst, abs(Int(a[y * mine.width * layout.bands + x]) - Int(b[y * reference.width * layout.bands + x])))
+            }
+        }
+        #expect(worst == 0, "largest difference from libvips' jpegload: \(worst) (\(layout))")
+    }
+
+    @Test func carriesTheProfileAndTheOrientation() throws {
+        let p3 = try noise(width: 640, height: 480, bands: 3).producing { ipx_vips_icc_export($0, $1, "p3") }
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        try #require(ipx_vips_jpegsave_metadata(p3.pointer, &buffer, &length, 85, 0, 1, 1) == 0)
+        let bytes = [UInt8](UnsafeRawBufferPointer(start: try #require(buffer), count: length))
+        g_free(buffer)
+        let decoded = try #require(try decode(bytes, shrink: 4, orientation: 6))
+        #expect(fields(decoded).contains("icc-profile-data"), "the source's profile, for the conversion to sRGB")
+        #expect(vips_image_get_orientation(decoded.pointer) == 6)
+        let plain = try #require(try decode(try jpeg(noise(width: 64, height: 64, bands: 3), subsample: true), shrink: 2))
+        #expect(!fields(plain).contains("icc-profile-data"))
+    }
+
+    @Test func leavesDamagedAndOtherFilesToLibvips() throws {
+        let bytes = try jpeg(noise(width: 800, height: 600, bands: 3), subsample: true)
+        #expect(try decode(bytes, shrink: 4) != nil)
+        // Cut short (libjpeg warns of a premature end and would fill the rest grey), cut before EOI.
+        #expect(try decode(Array(bytes.prefix(bytes.count * 2 / 3)), shrink: 4) == nil)
+        #expect(try decode(Array(bytes.dropLast(2)), shrink: 4) == nil)
+        // Damage in the entropy-coded data (a byte that is not a valid marker after 0xFF).
+        var damaged = bytes
+        damaged[bytes.count / 2] = 0xFF
+        damaged[bytes.count / 2 + 1] = 0x01
+        #expect(try decode(damaged, shrink: 4) == nil)
+        // CMYK: libvips converts it; a frame larger than the header the caller checked; not a JPEG at all.
+        let cmyk = try noise(width: 200, height: 100, bands: 3).producing { ipx_vips_icc_export($0, $1, "cmyk") }
+        #expect(cmyk.bands == 4)
+        var cmykBuffer: UnsafeMutableRawPointer?
+        var cmykLength = 0
+        try #require(ipx_vips_jpegsave(cmyk.pointer, &cmykBuffer, &cmykLength, 85, 0, 1) == 0)
+        let cmykBytes = [UInt8](UnsafeRawBufferPointer(start: try #require(cmykBuffer), count: cmykLength))
+        g_free(cmykBuffer)
+        #expect(try decode(cmykBytes, shrink: 2) == nil)
+        let small = SourceHeader(width: 80, height: 60)
+        #expect(try ResizeStep.decodeScaled(bytes, shrink: 4, header: small, deadline: nil) == nil)
+        #expect(try ResizeStep.decodeScaled([0xFF, 0xD8, 0xFF, 0xC0, 0, 2], shrink: 2, header: small, deadline: nil) == nil)
+    }
+
+    @Test func stopsAtItsDeadline() throws {
+        let bytes = try jpeg(noise(width: 400, height: 400, bands: 3), subsample: true)
+        let deadline = TransformDeadline(limitMilliseconds: 1)
+        usleep(5_000)
+        #expect(throws: ImagingError.undecodable) { try decode(bytes, shrink: 2, deadline: deadline) }
+        #expect(deadline.hasExpired, "the deadline is marked expired, so the transform answers 'too slow'")
+    }
+
+    @Test func callerThreadEvaluationEqualsLibvips() throws {
+        // A lazy pipeline: a PNG's decode, then a Lanczos3 reduce.
+        let source = try noise(width: 700, height: 500, bands: 3).encoded(as: .png).bytes
+        func lazy() throws -> Image {
+            var output: UnsafeMutablePointer<_VipsImage>?
+            let status = source.withUnsafeBytes {
+                ipx_vips_thumbnail_buffer_pages($0.baseAddress, $0.count, &output, 300, 214, Int32(VIPS_SIZE_FORCE.rawValue), -1, 1, 0)
+            }
+            try #require(status == 0)
+            return Image(taking: try #require(output))
+        }
+        let mine = try lazy().producing { ipx_vips_copy_memory_on_caller($0, 0, $1) }
+        let theirs = try lazy().producing { ipx_vips_copy_memory($0, $1) }
+        #expect(mine.width == 300 && mine.height == 214)
+        #expect(try mine.pixels() == theirs.pixels())
+        // Killed (the transform deadline's timer) or past its own deadline: an error, not a partial image.
+        let killed = try lazy()
+        vips_image_set_kill(killed.pointer, 1)
+        #expect(throws: ImagingError.processingFailed) { try killed.producing { ipx_vips_copy_memory_on_caller($0, 0, $1) } }
+        #expect(throws: ImagingError.processingFailed) { try lazy().producing { ipx_vips_copy_memory_on_caller($0, 1, $1) } }
+    }
+}
