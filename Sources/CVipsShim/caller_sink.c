@@ -1,6 +1,6 @@
 #include "vips_shim.h"
+#include "monotonic_clock.h"
 #include <string.h>
-#include <time.h>
 
 /* An image's pipeline evaluated into memory on the calling thread, strip by strip (as jpeg_encode.c does
  * for the encoder): libvips' vips_image_copy_memory runs the same evaluation on a worker thread of its pool
@@ -9,12 +9,6 @@
  * held besides the output is one strip of every stage's region, as with libvips' sink. */
 
 #define IPX_SINK_STRIP_ROWS 64
-
-static long long ipx_sink_now_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
 
 int ipx_vips_copy_memory_on_caller(VipsImage *in, long long deadline_ns, VipsImage **out) {
     if (in->Xsize < 1 || in->Ysize < 1) return -1;
@@ -33,7 +27,7 @@ int ipx_vips_copy_memory_on_caller(VipsImage *in, long long deadline_ns, VipsIma
     size_t row_bytes = VIPS_IMAGE_SIZEOF_LINE(in);
     for (int top = 0; top < in->Ysize; top += IPX_SINK_STRIP_ROWS) {
         VipsRect strip = {0, top, in->Xsize, VIPS_MIN(IPX_SINK_STRIP_ROWS, in->Ysize - top)};
-        int failed = deadline_ns > 0 && ipx_sink_now_ns() > deadline_ns;
+        int failed = deadline_ns > 0 && ipx_monotonic_ns() > deadline_ns;
         /* Fails on a decode error upstream, or when the image was killed (the transform deadline). */
         if (failed || vips_region_prepare(region, &strip)) {
             if (failed) vips_error("ipx_sink", "deadline passed");

@@ -1,8 +1,8 @@
 #include "vips_shim.h"
+#include "monotonic_clock.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* A 1/8-scale decode of a progressive JPEG from its DC coefficients alone.
  *
@@ -217,15 +217,9 @@ static int ipx_restart(struct ipx_dc_decoder *d, struct ipx_component **scan, in
     return 1;
 }
 
-static long long ipx_now_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
 /* Whether the deadline passed (checked once per block row). */
 static int ipx_past_deadline(const struct ipx_dc_decoder *d) {
-    return d->deadline_ns > 0 && ipx_now_ns() > d->deadline_ns;
+    return d->deadline_ns > 0 && ipx_monotonic_ns() > d->deadline_ns;
 }
 
 /* DC predictors stay within what 8-bit samples can produce (|DC| < 2^11 per unit of Al); a file asking

@@ -1,10 +1,10 @@
 #include "vips_shim.h"
+#include "monotonic_clock.h"
 #include <jpeglib.h>
 #include <jerror.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 /* A JPEG encode on the calling thread: the image's pipeline (decode, resize, filters) is evaluated strip by
  * strip with vips_region_prepare on this thread and each strip is handed to libjpeg's compressor.
@@ -67,12 +67,6 @@ static void ipx_destination_finish(j_compress_ptr info) {
     destination->length = destination->capacity - destination->manager.free_in_buffer;
 }
 
-static long long ipx_encode_now_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
 /* Whether libjpeg can take the image's pixels as they are: 8-bit sRGB or grey, no alpha, not coded. */
 static int ipx_encode_takes(const VipsImage *in) {
     if (in->Coding != VIPS_CODING_NONE || in->BandFmt != VIPS_FORMAT_UCHAR) return 0;
@@ -90,8 +84,8 @@ int ipx_jpeg_encode_on_caller(VipsImage *in, int quality, int interlace, long lo
     if (!ipx_encode_takes(in)) return 1;
     struct jpeg_compress_struct info;
     struct ipx_jpeg_error error;
-    /* Volatile: read after a longjmp out of libjpeg. */
-    /* Its address is libjpeg's (info.dest), so it lives in memory and is read back intact after a longjmp. */
+    /* Read after a longjmp out of libjpeg: the destination lives in memory (its address is libjpeg's
+       info.dest), the others are volatile. */
     struct ipx_jpeg_destination destination = {{0}, NULL, 0, 0};
     VipsRegion *volatile region = NULL;
     volatile int status = -1;
@@ -125,7 +119,7 @@ int ipx_jpeg_encode_on_caller(VipsImage *in, int quality, int interlace, long lo
     jpeg_start_compress(&info, TRUE);
     for (int top = 0; top < in->Ysize; top += IPX_ENCODE_STRIP_ROWS) {
         VipsRect strip = {0, top, in->Xsize, VIPS_MIN(IPX_ENCODE_STRIP_ROWS, in->Ysize - top)};
-        if (deadline_ns > 0 && ipx_encode_now_ns() > deadline_ns) {
+        if (deadline_ns > 0 && ipx_monotonic_ns() > deadline_ns) {
             status = 2;
             longjmp(error.jump, 1);
         }

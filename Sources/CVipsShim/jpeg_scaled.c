@@ -1,10 +1,10 @@
 #include "vips_shim.h"
+#include "monotonic_clock.h"
 #include <jpeglib.h>
 #include <jerror.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* A JPEG decoded by libjpeg at a DCT scale (1/2, 1/4, 1/8) straight into a memory image, on the calling
  * thread.
@@ -38,12 +38,6 @@ static void ipx_scaled_emit(j_common_ptr info, int level) {
 }
 
 static void ipx_scaled_silent(j_common_ptr info) { (void)info; }
-
-static long long ipx_scaled_now_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
 
 int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
                            long long deadline_ns, VipsImage **out) {
@@ -97,7 +91,7 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
     status = 1;
     jpeg_start_decompress(&info);
     while (info.output_scanline < info.output_height) {
-        if (deadline_ns > 0 && (info.output_scanline & 15) == 0 && ipx_scaled_now_ns() > deadline_ns) {
+        if (deadline_ns > 0 && (info.output_scanline & 15) == 0 && ipx_monotonic_ns() > deadline_ns) {
             status = 2;
             longjmp(error.jump, 1);
         }

@@ -120,6 +120,22 @@ private typealias Image = ImageCore.VipsImage
         #expect(deadline.hasExpired, "the deadline is marked expired, so the transform answers 'too slow'")
     }
 
+    @Test func aTransformPastItsTimeLimitIsTooSlow() throws {
+        // Whichever stage notices the clock first (the scaled decode, the resize on this thread, the
+        // encoder), the answer is "too slow", not a failed transform.
+        let bytes = try jpeg(noise(width: 2400, height: 1600, bands: 3), subsample: true)
+        let request = try ImageRequest(
+            query: [("url", "http://example.com/a.jpg"), ("w", "300"), ("format", "jpeg")], limits: .init(maxDimension: 4096))
+        let transformer = ImageTransformer(maxSourcePixels: 50_000_000, maxTransformMilliseconds: 1, encoding: EncodingSettings())
+        #expect(throws: ImagingError.tooSlow(limitMilliseconds: 1)) {
+            try transformer.transform(bytes, request: request, choice: .fixed(.jpeg))
+        }
+        let deadline = TransformDeadline(limitMilliseconds: 1)
+        #expect(!TransformDeadline(limitMilliseconds: 0).isPast, "no limit is never past")
+        usleep(3_000)
+        #expect(deadline.isPast, "the clock is read, whether or not the timer has fired")
+    }
+
     @Test func callerThreadEvaluationEqualsLibvips() throws {
         // A lazy pipeline: a PNG's decode, then a Lanczos3 reduce.
         let source = try noise(width: 700, height: 500, bands: 3).encoded(as: .png).bytes

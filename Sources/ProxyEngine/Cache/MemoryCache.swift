@@ -12,8 +12,9 @@ import Synchronization
 ///
 /// The tier lends its budget to running transforms (``TransformMemoryLender``): while transforms hold
 /// reserved memory, the tier holds that much less, up to three quarters of its budget (the hottest
-/// quarter stays), evicting least recently used entries to make room (they stay on disk). Cache and transforms together then stay near the budget
-/// instead of adding up: a large PNG decoding beside a full tier is what made the process's peak.
+/// quarter stays), evicting least recently used entries to make room (they stay on disk). Cache and
+/// transforms together then stay near the budget instead of adding up: a large PNG decoding beside a full
+/// tier is what made the process's peak.
 public final class MemoryCache: TransformMemoryLender {
     private final class Node {
         let key: VariantKey
