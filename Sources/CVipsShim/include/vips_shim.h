@@ -108,15 +108,6 @@ int ipx_vips_thumbnail_jpeg_shrunk(const void *buffer, size_t length, VipsImage 
 /// (CLOCK_MONOTONIC, 0 for none) passed; 3: more than IPX_JPEG_MAX_SCANS scans; -1: out of memory.
 int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, long long deadline_ns, VipsImage **out);
 
-/// Encodes an 8-bit sRGB or grey image as JPEG on the calling thread (jpeg_encode.c): the pipeline is
-/// evaluated strip by strip here, without libvips' worker threads, and the stream is what
-/// ipx_vips_jpegsave writes (no metadata, optimised Huffman tables, 4:2:0 below quality 90).
-/// 0: *buffer (free with free()) and *length are set; 1: not this encoder's kind of image (another band
-/// count, format or interpretation): use ipx_vips_jpegsave; 2: `deadline_ns` (CLOCK_MONOTONIC, 0 for none)
-/// passed; -1: evaluation failed (a decode error upstream, the image killed) or out of memory.
-int ipx_jpeg_encode_on_caller(VipsImage *in, int quality, int interlace, long long deadline_ns, void **buffer,
-                              size_t *length);
-
 /// Decodes a JPEG with libjpeg at 1/`shrink` scale (1, 2, 4 or 8) into a memory image on the calling thread
 /// (jpeg_scaled.c), with its ICC profile and `orientation` (> 1) attached. 0: *out is set; 1: not this
 /// decoder's kind of file (not 8-bit YCbCr/RGB or grey, more than `max_pixels` source pixels) or libjpeg
@@ -125,10 +116,6 @@ int ipx_jpeg_encode_on_caller(VipsImage *in, int quality, int interlace, long lo
 int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
                            long long deadline_ns, VipsImage **out);
 
-/// Evaluates `in`'s pipeline into a memory image on the calling thread, strip by strip (caller_sink.c),
-/// instead of on libvips' worker threads. 0: *out is set; -1: evaluation failed (a decode error upstream,
-/// the image killed) or `deadline_ns` (CLOCK_MONOTONIC, 0 for none) passed, with libvips' error set.
-int ipx_vips_copy_memory_on_caller(VipsImage *in, long long deadline_ns, VipsImage **out);
 /// libvips' jpegload at a shrink, into memory (the reference ipx_jpeg_decode_scaled is tested against).
 int ipx_vips_jpegload_shrunk(const void *buffer, size_t length, int shrink, VipsImage **out);
 

@@ -75,7 +75,7 @@ public struct ImageTransformer: Sendable {
         do {
             return try transform(source, request: original, choice: choice, deadline: deadline)
         } catch {
-            if deadline.hasExpired || deadline.isPast { throw .tooSlow(limitMilliseconds: maxTransformMilliseconds) }
+            if deadline.hasExpired { throw .tooSlow(limitMilliseconds: maxTransformMilliseconds) }
             throw error
         }
     }
@@ -122,8 +122,7 @@ public struct ImageTransformer: Sendable {
         deadline.watch(image)
         return try image.encoded(
             as: format, quality: request.placeholder ? Self.placeholderQuality : request.quality, settings: encoding,
-            background: request.background, progressive: request.progressive,
-            deadlineNanoseconds: deadline.monotonicNanoseconds)
+            background: request.background, progressive: request.progressive)
     }
 
     /// Frames to load: all (up to `maxFrames`) when the animation can be kept, else 1.

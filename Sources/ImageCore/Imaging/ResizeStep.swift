@@ -326,15 +326,7 @@ struct ResizeStep {
         deadline?.watch(lazy)
         let image: VipsImage
         do {
-            if preShrunk != nil {
-                // A decode already in memory is resized on this thread, which has nothing else to do
-                // meanwhile (no hand-off to libvips' worker). Streaming loaders (PNG, WebP, GIF) stay with
-                // libvips' sink: on the PNG class the caller-thread evaluation cost 3-4% more CPU.
-                let nanoseconds = deadline?.monotonicNanoseconds ?? 0
-                image = try lazy.producing { ipx_vips_copy_memory_on_caller($0, nanoseconds, $1) }
-            } else {
-                image = try lazy.producing { ipx_vips_copy_memory($0, $1) }
-            }
+            image = try lazy.producing { ipx_vips_copy_memory($0, $1) }
         } catch {
             throw .undecodable
         }

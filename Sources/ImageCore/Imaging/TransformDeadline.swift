@@ -50,15 +50,6 @@ final class TransformDeadline: @unchecked Sendable {
         return expired
     }
 
-    /// Whether the clock is past the deadline now (code that checks the clock itself may have stopped
-    /// before the timer behind ``hasExpired`` fired).
-    var isPast: Bool {
-        guard monotonicNanoseconds > 0 else { return false }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) > monotonicNanoseconds
-    }
-
     /// The transform is over: nothing more is killed; registered images are released.
     func finish() {
         lock.lock()
