@@ -2,8 +2,14 @@
 # Fuzzes the hand-written parsers of untrusted bytes with sanitizers, as CI does:
 #   - jpeg_dc: Sources/CVipsShim/{jpeg_dc,png_chunks}.c under libFuzzer + ASan + UBSan (the toolchain's clang),
 #     with jpeg_scaled.c (our driving of libjpeg's scaled decode) over the same inputs;
+#   - containers: Sources/CVipsShim/{frame_count,icc_profile}.c (GIF/WebP frame counts, the WebP metadata
+#     rewrite, the ICC profile check) under libFuzzer + ASan + UBSan;
 #   - raw_request_head: the memory-hit framing parser (Sources/ProxyCore/HTTP/RawRequestHead.swift) under
-#     swiftc -sanitize=fuzzer,address.
+#     swiftc -sanitize=fuzzer,address;
+#   - request_intake: every value a request brings (query, client hints, Save-Data, Accept) through
+#     ImageRequest parsing, the hints and the variant key (Sources/ImageCore/Request), and the memory-hit
+#     front's framing checks, under swiftc -sanitize=fuzzer,address; it links swift-crypto's objects from
+#     the debug build (`swift build` first when they are missing).
 # Every file in fuzz/regressions/<target>/ is run first (a crash there fails at once), then each target
 # fuzzes for FUZZ_SECONDS (default 60) from its seed corpus in fuzz/corpus/<target>/. New crashes are
 # written to fuzz/findings/<target>/; keep each reproducer in fuzz/regressions/<target>/ once fixed.
@@ -11,7 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 out=.build-fuzz
-mkdir -p "$out" fuzz/findings/jpeg_dc fuzz/findings/raw_request_head
+targets=(jpeg_dc containers raw_request_head request_intake)
+for target in "${targets[@]}"; do mkdir -p "$out" "fuzz/findings/$target"; done
 
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
@@ -19,14 +26,34 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   fuzz/jpeg_dc/fuzz_jpeg_dc.c Sources/CVipsShim/jpeg_dc.c Sources/CVipsShim/png_chunks.c \
   Sources/CVipsShim/jpeg_scaled.c $(pkg-config --libs vips) -ljpeg -o "$out/fuzz_jpeg_dc"
 
+# shellcheck disable=SC2046
+clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
+  fuzz/containers/fuzz_containers.c Sources/CVipsShim/frame_count.c Sources/CVipsShim/icc_profile.c \
+  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2) -lgif -o "$out/fuzz_containers"
+
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)
 swiftc -sanitize=fuzzer,address -parse-as-library -O \
   fuzz/raw_request_head/FuzzRawRequestHead.swift Sources/ProxyCore/HTTP/RawRequestHead.swift \
   -o "$out/fuzz_raw_request_head" 2> >(grep -v "Cannot export local symbol" >&2)
 
+# The intake links the real SHA-256 (swift-crypto) from the debug build's objects.
+[ -d .build/debug/Crypto.build ] || swift build --product ImageProxy >/dev/null
+crypto_objects=()
+while IFS= read -r object; do crypto_objects+=("$object"); done < <(find .build/debug/Crypto.build \
+  .build/debug/CryptoBoringWrapper.build .build/debug/CCryptoBoringSSL.build .build/debug/CCryptoBoringSSLShims.build -name '*.o')
+crypto_include=.build/checkouts/swift-crypto/Sources
+swiftc -sanitize=fuzzer,address -parse-as-library -O \
+  fuzz/request_intake/FuzzRequestIntake.swift Sources/ImageCore/Request/*.swift Sources/ImageCore/SHA256Hex.swift \
+  Sources/ImageCore/PublicError.swift Sources/ProxyCore/HTTP/RawRequestHead.swift -I .build/debug/Modules \
+  -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSL/include/module.modulemap \
+  -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSLShims/include/module.modulemap \
+  "${crypto_objects[@]}" -o "$out/fuzz_request_intake" >"$out/request_intake.log" 2>&1 \
+  || { grep -v "Cannot export local symbol" "$out/request_intake.log" >&2; exit 1; }
+
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for target in jpeg_dc raw_request_head; do
+for target in "${targets[@]}"; do
   binary="$out/fuzz_$target"
   regressions=(fuzz/regressions/$target/*)
   if [ -e "${regressions[0]}" ]; then

@@ -441,11 +441,26 @@ int ipx_vips_copy_as_animation(VipsImage *in, VipsImage **out, int page_height, 
     return 0;
 }
 
+/* The request the calling thread works for (set by the transform pool around a job), or "" for none. */
+static __thread char ipx_thread_log_tag[64];
+
+void ipx_set_thread_log_tag(const char *tag) {
+    if (!tag) {
+        ipx_thread_log_tag[0] = '\0';
+        return;
+    }
+    g_strlcpy(ipx_thread_log_tag, tag, sizeof(ipx_thread_log_tag));
+}
+
 static void ipx_glib_log_handler(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
     /* Like GLib's default handler: info and debug messages (libvips' progress notes) are dropped. */
     if (!(level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE))) return;
     ipx_log_callback callback = (ipx_log_callback)data;
-    callback(domain, (int)level, message ? message : "");
+    callback(domain, (int)level, message ? message : "", ipx_thread_log_tag[0] ? ipx_thread_log_tag : NULL);
+}
+
+void ipx_emit_glib_warning(const char *domain, const char *message) {
+    g_log(domain, G_LOG_LEVEL_WARNING, "%s", message);
 }
 
 void ipx_route_glib_log(ipx_log_callback callback) {

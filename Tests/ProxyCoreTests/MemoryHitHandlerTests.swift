@@ -172,7 +172,7 @@ import Testing
 
 @Suite struct PendingHeadTests {
     private func decides(_ text: String, newFrom start: Int) -> Bool {
-        Array(text.utf8).withUnsafeBytes { MemoryHitHandler.mayDecideFraming($0, newFrom: start) }
+        Array(text.utf8).withUnsafeBytes { RawRequestHead.mayDecideFraming($0, newFrom: start) }
     }
 
     @Test func onlyBytesThatCanEndAHeadTriggerFramingAgain() {

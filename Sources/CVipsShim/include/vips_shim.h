@@ -10,8 +10,13 @@
 /// Starts libvips once: worker threads per image, operation cache size (0 disables it).
 int ipx_vips_start(const char *program_name, int concurrency, int operation_cache_max);
 
-/// Receives one GLib/libvips log message: its domain (may be NULL), GLogLevelFlags, the text.
-typedef void (*ipx_log_callback)(const char *domain, int level, const char *message);
+/// Receives one GLib/libvips log message: its domain (may be NULL), GLogLevelFlags, the text, and the tag
+/// the emitting thread set with ipx_set_thread_log_tag (NULL when none: a libvips worker thread, say).
+typedef void (*ipx_log_callback)(const char *domain, int level, const char *message, const char *thread_tag);
+/// Tags the calling thread's log messages (a request id, at most 63 bytes kept); NULL clears the tag.
+void ipx_set_thread_log_tag(const char *tag);
+/// Emits one GLib warning on the calling thread, as libvips does (for tests of the log routing).
+void ipx_emit_glib_warning(const char *domain, const char *message);
 /// Sends GLib log messages of level message and above (libvips' warnings, "VipsJpeg: Corrupt JPEG
 /// data..." included) to `callback` instead of GLib's default handler, which writes them raw (with
 /// blank lines) to stderr; info and debug messages are dropped, as the default handler does.

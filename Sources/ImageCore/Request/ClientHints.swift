@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a browser says about the device in request headers: client hints (`Sec-CH-DPR`, `Sec-CH-Width`,
 /// `Sec-CH-Viewport-Width` and their legacy names `DPR`, `Width`, `Viewport-Width`) and `Save-Data`.
 /// Read from headers by the server (`ClientHints(headers:)`); pure data here.
@@ -16,6 +18,41 @@ public struct ClientHints: Sendable, Equatable {
         self.width = width
         self.viewportWidth = viewportWidth
         self.saveData = saveData
+    }
+
+    /// The request headers hints are read from, each a `Sec-CH-` name first, then its legacy name.
+    public static let dprHeaders = ["Sec-CH-DPR", "DPR"]
+    public static let widthHeaders = ["Sec-CH-Width", "Width"]
+    public static let viewportWidthHeaders = ["Sec-CH-Viewport-Width", "Viewport-Width"]
+    public static let saveDataHeader = "Save-Data"
+
+    /// The hints of a request's headers, `header` looking a value up by name (the `Sec-CH-` name wins
+    /// over the legacy one), parsed leniently: a hint that is not a number within its range
+    /// (``dprRange``, ``widthRange``) is ignored, as browsers' hints are advisory.
+    public init(header: (String) -> String?) {
+        func value(_ names: [String]) -> String? { names.lazy.compactMap(header).first }
+        self.init(
+            dpr: value(Self.dprHeaders).flatMap(Self.parseDPR),
+            width: value(Self.widthHeaders).flatMap(Self.parseWidth),
+            viewportWidth: value(Self.viewportWidthHeaders).flatMap(Self.parseWidth),
+            saveData: header(Self.saveDataHeader).map { $0.trimmingCharacters(in: .whitespaces).lowercased() == "on" } ?? false)
+    }
+
+    /// The pixel ratios a `DPR` hint may state; outside, the hint is ignored (devices report 1 to 4).
+    public static let dprRange: ClosedRange<Double> = 0.1...16
+    /// The widths a `Width` or `Viewport-Width` hint may state, in pixels; outside, the hint is ignored.
+    public static let widthRange: ClosedRange<Int> = 1...65_535
+
+    /// A `DPR` hint's value, or nil when it is not a finite number within ``dprRange``.
+    public static func parseDPR(_ text: String) -> Double? {
+        guard text.utf8.count <= 16, let number = Double(text), number.isFinite, dprRange.contains(number) else { return nil }
+        return number
+    }
+
+    /// A `Width` or `Viewport-Width` hint's value, or nil when it is not an integer within ``widthRange``.
+    public static func parseWidth(_ text: String) -> Int? {
+        guard text.utf8.count <= 16, let number = Int(text), widthRange.contains(number) else { return nil }
+        return number
     }
 
     /// Which headers a request without explicit `w`, `dpr` and `q` reads (what its response varies on).
@@ -46,7 +83,8 @@ public struct ClientHints: Sendable, Equatable {
 
         /// A hinted pixel ratio rounded up to a half (1, 1.5, ... 4): few distinct variants.
         static func quantise(_ dpr: Double) -> Double {
-            min(4, max(1, (dpr * 2).rounded(.up) / 2))
+            guard dpr.isFinite else { return 1 }
+            return min(4, max(1, (dpr * 2).rounded(.up) / 2))
         }
     }
 

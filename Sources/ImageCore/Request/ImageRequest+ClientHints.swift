@@ -15,13 +15,16 @@ extension ImageRequest {
             if !pixelRatioGiven { varies += ["Sec-CH-DPR", "DPR"] }
             let hintedRatio = pixelRatioGiven ? pixelRatio : hints.dpr.map(ClientHints.Policy.quantise) ?? 1
             if !pixelRatioGiven, hintedRatio != 1 {
-                func scaled(_ value: Int?) -> Int? { value.map { min(limits.maxDimension, Int((Double($0) * hintedRatio).rounded())) } }
+                func scaled(_ value: Int?) -> Int? { value.map { Self.clamped(Double($0) * hintedRatio, to: limits.maxDimension) } }
                 if widthGiven { width = scaled(width) }
                 height = scaled(height)
                 pixelRatio = hintedRatio
             }
             if !widthGiven {
-                let hinted = hints.width ?? hints.viewportWidth.map { Int((Double($0) * hintedRatio).rounded(.up)) }
+                // Both factors are bounded and the product is clamped in floating point before any
+                // conversion: a hint cannot reach a conversion that traps, whatever the header says.
+                let hinted = hints.width.map { min($0, ClientHints.widthRange.upperBound) }
+                    ?? hints.viewportWidth.map { Self.clamped((Double($0) * hintedRatio).rounded(.up), to: ClientHints.widthRange.upperBound) }
                 if let hinted { width = min(limits.maxDimension, policy.step(hinted)) }
             }
         }
@@ -30,5 +33,12 @@ extension ImageRequest {
             if hints.saveData { quality = policy.saveDataQuality }
         }
         return varies
+    }
+
+    /// `value` rounded and clamped to 1...`maximum` without a conversion that can trap (NaN gives 1).
+    static func clamped(_ value: Double, to maximum: Int) -> Int {
+        guard value.isFinite, value >= 1 else { return 1 }
+        guard value < Double(maximum) else { return maximum }
+        return max(1, min(maximum, Int(value.rounded())))
     }
 }

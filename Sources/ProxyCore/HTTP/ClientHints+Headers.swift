@@ -1,30 +1,21 @@
-import Foundation
 import HTTPTypes
 import ImageCore
-import ProxyEngine
 
 extension ClientHints {
-    /// The hints of a request's headers (the `Sec-CH-` name wins over the legacy one), parsed leniently:
-    /// a hint that is not a positive number is ignored, as browsers' hints are advisory.
+    /// The hints of a request's headers (``ClientHints/init(header:)``: the `Sec-CH-` name wins over the
+    /// legacy one, out-of-range values are ignored).
     public init(headers: HTTPFields) {
-        self.init()
-        func value(_ names: [HTTPField.Name]) -> String? {
-            names.lazy.compactMap { headers[$0] }.first
-        }
-        if let text = value([.secCHDPR, .dpr]), let number = Double(text), number.isFinite, number > 0 { dpr = number }
-        if let text = value([.secCHWidth, .width]), let number = Int(text), number > 0 { width = number }
-        if let text = value([.secCHViewportWidth, .viewportWidth]), let number = Int(text), number > 0 { viewportWidth = number }
-        saveData = headers[.saveData].map { $0.trimmingCharacters(in: .whitespaces).lowercased() == "on" } ?? false
+        self.init(header: { name in HTTPField.Name(name).flatMap { headers[$0] } })
     }
 }
 
 extension HTTPField.Name {
-    static let secCHDPR = HTTPField.Name("Sec-CH-DPR")!
-    static let dpr = HTTPField.Name("DPR")!
-    static let secCHWidth = HTTPField.Name("Sec-CH-Width")!
-    static let width = HTTPField.Name("Width")!
-    static let secCHViewportWidth = HTTPField.Name("Sec-CH-Viewport-Width")!
-    static let viewportWidth = HTTPField.Name("Viewport-Width")!
-    static let saveData = HTTPField.Name("Save-Data")!
+    static let secCHDPR = HTTPField.Name(ClientHints.dprHeaders[0])!
+    static let dpr = HTTPField.Name(ClientHints.dprHeaders[1])!
+    static let secCHWidth = HTTPField.Name(ClientHints.widthHeaders[0])!
+    static let width = HTTPField.Name(ClientHints.widthHeaders[1])!
+    static let secCHViewportWidth = HTTPField.Name(ClientHints.viewportWidthHeaders[0])!
+    static let viewportWidth = HTTPField.Name(ClientHints.viewportWidthHeaders[1])!
+    static let saveData = HTTPField.Name(ClientHints.saveDataHeader)!
     static let acceptCH = HTTPField.Name("Accept-CH")!
 }

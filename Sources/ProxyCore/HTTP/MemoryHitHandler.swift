@@ -77,7 +77,7 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
             buffer = earlier
             // A head arriving in pieces is framed again only when the new bytes could decide it (so a
             // slow head costs linear, not quadratic, time): an end of head, a bare LF or a folded line.
-            let mayDecide = buffer.withUnsafeReadableBytes { Self.mayDecideFraming($0, newFrom: known) }
+            let mayDecide = buffer.withUnsafeReadableBytes { RawRequestHead.mayDecideFraming($0, newFrom: known) }
             if !mayDecide && buffer.readableBytes <= maxHeadBytes {
                 pending = buffer
                 return
@@ -144,23 +144,6 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.close(mode: .output, promise: nil)
             context.eventLoop.scheduleTask(in: .seconds(1)) { loopBound.value.close(promise: nil) }
         }
-    }
-
-    /// Whether bytes from `start` on (with the three before them) hold what can end a pending head's
-    /// framing: CRLF CRLF or LF LF (the head's end), a LF without its CR, or a line folded onto the next.
-    /// Lines ending in CRLF alone cannot: the head is still incomplete (a folded line is seen when the
-    /// byte after its CRLF arrives).
-    static func mayDecideFraming(_ bytes: UnsafeRawBufferPointer, newFrom start: Int) -> Bool {
-        var index = max(0, start - 3)
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "\n") {
-                if index == 0 || bytes[index - 1] != UInt8(ascii: "\r") { return true }  // bare LF
-                if index >= 2 && bytes[index - 2] == UInt8(ascii: "\n") { return true }  // CRLF CRLF
-                if index + 1 < bytes.count, bytes[index + 1] == 0x20 || bytes[index + 1] == 0x09 { return true }  // folded
-            }
-            index += 1
-        }
-        return false
     }
 
     /// `431 Request Header Fields Too Large`, naming the limit; the connection closes after it.

@@ -81,6 +81,23 @@ struct RawRequestHead: Equatable, Sendable {
         return .candidate(head, length: reader.offset)
     }
 
+    /// Whether bytes from `start` on (with the three before them) hold what can end a pending head's
+    /// framing: CRLF CRLF or LF LF (the head's end), a LF without its CR, or a line folded onto the next.
+    /// Lines ending in CRLF alone cannot: the head is still incomplete (a folded line is seen when the
+    /// byte after its CRLF arrives).
+    static func mayDecideFraming(_ bytes: UnsafeRawBufferPointer, newFrom start: Int) -> Bool {
+        var index = max(0, start - 3)
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "\n") {
+                if index == 0 || bytes[index - 1] != UInt8(ascii: "\r") { return true }  // bare LF
+                if index >= 2 && bytes[index - 2] == UInt8(ascii: "\n") { return true }  // CRLF CRLF
+                if index + 1 < bytes.count, bytes[index + 1] == 0x20 || bytes[index + 1] == 0x09 { return true }  // folded
+            }
+            index += 1
+        }
+        return false
+    }
+
     /// Methods whose requests are framed here (the rest, CONNECT and unknown ones included, are not).
     private static let framedMethods: [[UInt8]] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"].map { Array($0.utf8) }
 

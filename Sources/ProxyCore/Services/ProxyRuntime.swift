@@ -77,7 +77,7 @@ public final class ProxyRuntime: Service, Sendable {
             originalAdmission: OriginalAdmission(policy: configuration.cache.storeOriginals))
         transformPool.start()
         let pool = transformPool
-        LibvipsLogForwarder(logger: logger, runningRequestIDs: { pool.runningRequestIDs }).install()
+        LibvipsLogForwarder(logger: logger, soleRunningRequestID: { pool.soleRunningRequestID }).install()
         readiness.markCachesOpen()
     }
 

@@ -8,7 +8,7 @@ public final class TransformPool: Sendable {
     private let threadPool: NIOThreadPool
     /// Threads in the pool.
     public let workers: Int
-    /// The request ids of the jobs running now (for log lines written by libvips during a job).
+    /// The jobs running now and their request ids ("" for none).
     private let running = Mutex<(next: Int, ids: [Int: String])>((0, [:]))
 
     /// Creates a pool of `workers` threads (0 means one per core); call ``start()`` before use.
@@ -25,22 +25,29 @@ public final class TransformPool: Sendable {
 
     public func shutdown() async throws { try await threadPool.shutdownGracefully() }
 
-    /// Runs `work` on a pool thread, on behalf of request `requestID` (for logs).
+    /// Runs `work` on a pool thread, on behalf of request `requestID`: libvips messages emitted on that
+    /// thread during the job carry its id (``VipsLog``).
     public func run<Result: Sendable>(
         requestID: String? = nil, _ work: @Sendable @escaping () throws -> Result
     ) async throws -> Result {
-        guard let requestID else { return try await threadPool.runIfActive(work) }
-        return try await threadPool.runIfActive { [self] in
+        try await threadPool.runIfActive { [self] in
             let job = running.withLock { state in
-                state.next += 1
-                state.ids[state.next] = requestID
+                state.next &+= 1
+                state.ids[state.next] = requestID ?? ""
                 return state.next
             }
             defer { _ = running.withLock { $0.ids.removeValue(forKey: job) } }
-            return try work()
+            return try VipsLog.withRequestTag(requestID, work)
         }
     }
 
-    /// The request ids of the jobs running now, sorted.
-    public var runningRequestIDs: [String] { running.withLock { $0.ids.values.sorted() } }
+    /// The request id of the only job running now, when exactly one runs and it has one: a libvips
+    /// message from one of libvips' own worker threads (untagged) can then only be that job's. With two
+    /// or more jobs running such a message is attributed to none.
+    public var soleRunningRequestID: String? {
+        running.withLock { state in
+            guard state.ids.count == 1, let id = state.ids.first?.value, !id.isEmpty else { return nil }
+            return id
+        }
+    }
 }

@@ -48,6 +48,35 @@ import Testing
         }
     }
 
+    /// Issue #29: a hint of any size reached `Int(Double(viewportWidth) * ratio)` and trapped, ending
+    /// the process. Out-of-range hints are now ignored; in-range ones are clamped before any conversion.
+    @Test func hostileHintValuesAreIgnoredAndNeverTrap() async throws {
+        let photo = try TestImages.jpeg(width: 1200, height: 800)
+        try await withFixtures(["/p.jpg": .jpeg(photo)], configure: { $0.http.clientHints = true }) { proxy, base, _ in
+            let url = ("url", base + "/p.jpg")
+            let hostile: [HTTPFields] = [
+                [.secCHViewportWidth: "9223372036854775807"],
+                [.viewportWidth: "99999999999", .secCHDPR: "4"],
+                [.secCHWidth: "9223372036854775807", .dpr: "1e308"],
+                [.secCHViewportWidth: "65535", .secCHDPR: "16"],
+                [.secCHDPR: "nan", .secCHWidth: "-5"],
+                [.dpr: "inf", .viewportWidth: "0"],
+            ]
+            for headers in hostile {
+                let response = try await proxy.image([url, ("format", "png")], headers: headers)
+                #expect(response.status == .ok, "\(headers)")
+                #expect(try Self.width(response) <= 1200, "\(headers)")
+            }
+            // A huge viewport at the largest ratio is clamped to the source (no enlarge): the answer is whole.
+            let clamped = try await proxy.image([url, ("format", "png")], headers: [.secCHViewportWidth: "65535", .secCHDPR: "4"])
+            #expect(try Self.width(clamped) == 1200)
+        }
+        // Parsing alone: out-of-range values are not hints.
+        #expect(ClientHints.parseWidth("9223372036854775807") == nil)
+        #expect(ClientHints.parseWidth("0") == nil && ClientHints.parseWidth("65535") == 65535)
+        #expect(ClientHints.parseDPR("1e308") == nil && ClientHints.parseDPR("nan") == nil && ClientHints.parseDPR("2.5") == 2.5)
+    }
+
     @Test func hintsAreIgnoredUnlessSwitchedOn() async throws {
         let photo = try TestImages.jpeg(width: 1200, height: 800)
         try await withFixtures(["/p.jpg": .jpeg(photo)]) { proxy, base, _ in
