@@ -417,28 +417,52 @@ static void ipx_read_frame_layout(const uint8_t *segment, int length, int marker
     layout->coefficient_bytes = bytes;
 }
 
+/* The next marker after `p` as libjpeg's next_marker() finds it: bytes other than 0xFF are skipped
+ * (libjpeg warns and discards them), fill bytes (0xFF runs) are swallowed, and 0xFF00 (stuffed data) is
+ * stepped over. Returns the marker code (the byte after the 0xFFs) with *at just past it, or -1 at the end. */
+static int ipx_libjpeg_next_marker(const uint8_t **at, const uint8_t *end) {
+    const uint8_t *p = *at;
+    for (;;) {
+        const uint8_t *ff = p < end ? memchr(p, 0xFF, (size_t)(end - p)) : NULL;
+        if (!ff) return -1;
+        p = ff + 1;
+        while (p < end && *p == 0xFF) p++;
+        if (p >= end) return -1;
+        int code = *p++;
+        if (code != 0x00) {
+            *at = p;
+            return code;
+        }
+    }
+}
+
 int ipx_jpeg_read_layout(const void *buffer, size_t length, int limit, struct ipx_jpeg_layout *layout) {
     memset(layout, 0, sizeof(*layout));
     const uint8_t *p = buffer, *end = p + length;
     if (length < 4 || p[0] != 0xFF || p[1] != 0xD8) return -1;
     p += 2;
     int scans = 0, frame_seen = 0;
-    while (end - p >= 4 && scans <= limit) {
-        while (p + 1 < end && p[0] == 0xFF && p[1] == 0xFF) p++;
-        if (end - p < 4 || p[0] != 0xFF || p[1] == 0xD9) break;
-        const uint8_t *segment = p + 4;
-        int marker = p[1];
-        int segment_length = ipx_read16(p + 2) - 2;
-        if (segment_length < 0 || segment + segment_length > end) break;
+    /* Markers are read the way libjpeg reads them (jdmarker.c), so that no byte it skips or merely warns
+     * about hides a scan from this count: stray bytes and fill bytes between segments, restart markers
+     * and TEM anywhere (parameterless), entropy-coded data up to the next marker. The walk ends where
+     * libjpeg stops: EOI, a second SOI, a marker libjpeg refuses, a truncated segment. */
+    while (scans <= limit) {
+        int marker = ipx_libjpeg_next_marker(&p, end);
+        if (marker < 0 || marker == 0xD9 || marker == 0xD8) break;
+        if ((marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) continue;
+        /* Markers libjpeg takes with a length: frames (C0-CF), DHT, DAC, SOS, DQT, DNL, DRI, APPn, COM;
+         * for any other (DHP, EXP, JPGn, reserved) it stops with an error, and so does the walk. */
+        if (marker < 0xC0 || marker == 0xDE || marker == 0xDF || (marker >= 0xF0 && marker <= 0xFD)) break;
+        if (end - p < 2) break;
+        int segment_length = ipx_read16(p) - 2;
+        const uint8_t *segment = p + 2;
+        if (segment_length < 0 || segment_length > end - segment) break;
         p = segment + segment_length;
         if (!frame_seen && marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
             frame_seen = 1;
             ipx_read_frame_layout(segment, segment_length, marker, layout);
         }
-        if (marker == 0xDA) {
-            scans++;
-            p = ipx_next_marker(p, end); /* entropy-coded data up to the next marker */
-        }
+        if (marker == 0xDA) scans++; /* its entropy-coded data is skipped by the next marker search */
     }
     layout->scans = scans;
     /* One interleaved scan of a sequential frame is decoded row by row: no whole-image buffer. */

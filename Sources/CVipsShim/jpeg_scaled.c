@@ -20,21 +20,47 @@
  * raises (corrupt data, a premature end, extraneous bytes), returns 1 so that the caller takes libvips'
  * path, which then decides how such a file is answered, for every variant alike. The output's size is the
  * header's divided by the scale, for a source of at most `max_pixels` (the limit the caller checked the
- * header against; a larger frame is libvips' case), and the deadline is checked every 16 rows. */
+ * header against; a larger frame is libvips' case).
+ *
+ * libjpeg is bounded from inside, as libjpeg-turbo's own -maxscans option does it: a progress monitor,
+ * which libjpeg calls while it reads every scan of a progressive or multi-scan file into its coefficient
+ * buffer (inside jpeg_start_decompress) and while it outputs rows, stops the decode once
+ * input_scan_number passes IPX_JPEG_MAX_SCANS or the deadline passes; and the first warning stops it at
+ * once (a file of thousands of damaged scans warns on the first). No count made beforehand is trusted. */
 
 struct ipx_scaled_error {
     struct jpeg_error_mgr manager;
     jmp_buf jump;
-    int warned;
+    /* Why the decode was stopped from inside: 0 none (an error or a warning: libvips' case), 2 the
+     * deadline, 3 too many scans. */
+    int stopped;
+};
+
+struct ipx_scaled_progress {
+    struct jpeg_progress_mgr manager;
+    long long deadline_ns;
 };
 
 static void ipx_scaled_error_exit(j_common_ptr info) {
     longjmp(((struct ipx_scaled_error *)info->err)->jump, 1);
 }
 
-/* Level -1 is a warning (corrupt data); trace levels (>= 1) are informational. */
+/* Level -1 is a warning (corrupt data): the decode stops there; trace levels (>= 1) are informational. */
 static void ipx_scaled_emit(j_common_ptr info, int level) {
-    if (level < 0) ((struct ipx_scaled_error *)info->err)->warned = 1;
+    if (level < 0) longjmp(((struct ipx_scaled_error *)info->err)->jump, 1);
+}
+
+static void ipx_scaled_progress(j_common_ptr info) {
+    struct ipx_scaled_error *error = (struct ipx_scaled_error *)info->err;
+    struct ipx_scaled_progress *progress = (struct ipx_scaled_progress *)info->progress;
+    if (((j_decompress_ptr)info)->input_scan_number > IPX_JPEG_MAX_SCANS) {
+        error->stopped = 3;
+        longjmp(error->jump, 1);
+    }
+    if (progress->deadline_ns > 0 && ipx_monotonic_ns() > progress->deadline_ns) {
+        error->stopped = 2;
+        longjmp(error->jump, 1);
+    }
 }
 
 static void ipx_scaled_silent(j_common_ptr info) { (void)info; }
@@ -45,6 +71,7 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
     if (length == 0 || length > (size_t)0x7fffffff) return 1;
     struct jpeg_decompress_struct info;
     struct ipx_scaled_error error;
+    struct ipx_scaled_progress progress;
     /* Read after a longjmp out of libjpeg, so kept in memory. */
     VipsImage *volatile image = NULL;
     JOCTET *volatile icc = NULL;
@@ -53,17 +80,20 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
     error.manager.error_exit = ipx_scaled_error_exit;
     error.manager.emit_message = ipx_scaled_emit;
     error.manager.output_message = ipx_scaled_silent;
-    error.warned = 0;
+    error.stopped = 0;
     if (setjmp(error.jump)) {
         jpeg_destroy_decompress(&info);
         if (image) g_object_unref(image);
         free(icc);
-        return status;
+        return error.stopped ? error.stopped : status;
     }
     jpeg_create_decompress(&info);
+    progress.manager.progress_monitor = ipx_scaled_progress;
+    progress.deadline_ns = deadline_ns;
+    info.progress = &progress.manager;
     jpeg_mem_src(&info, (const unsigned char *)buffer, (unsigned long)length);
     jpeg_save_markers(&info, JPEG_APP0 + 2, 0xFFFF);
-    if (jpeg_read_header(&info, TRUE) != JPEG_HEADER_OK || error.warned) longjmp(error.jump, 1);
+    if (jpeg_read_header(&info, TRUE) != JPEG_HEADER_OK) longjmp(error.jump, 1);
     int grey = info.jpeg_color_space == JCS_GRAYSCALE && info.num_components == 1;
     int colour = (info.jpeg_color_space == JCS_YCbCr || info.jpeg_color_space == JCS_RGB) && info.num_components == 3;
     if (info.data_precision != 8 || (!grey && !colour)) longjmp(error.jump, 1);
@@ -92,16 +122,14 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
     jpeg_start_decompress(&info);
     while (info.output_scanline < info.output_height) {
         if (deadline_ns > 0 && (info.output_scanline & 15) == 0 && ipx_monotonic_ns() > deadline_ns) {
-            status = 2;
+            error.stopped = 2;
             longjmp(error.jump, 1);
         }
         JSAMPROW row = (JSAMPROW)VIPS_IMAGE_ADDR(image, 0, info.output_scanline);
         jpeg_read_scanlines(&info, &row, 1);
-        if (error.warned) longjmp(error.jump, 1);
     }
     /* The rest of the file up to EOI is read too, so a file damaged after its last row is libvips' case. */
     jpeg_finish_decompress(&info);
-    if (error.warned) longjmp(error.jump, 1);
     if (orientation > 1) vips_image_set_int(image, VIPS_META_ORIENTATION, orientation);
     jpeg_destroy_decompress(&info);
     free(icc);

@@ -1,3 +1,4 @@
+import CVipsShim
 import Foundation
 import HTTPTypes
 import Synchronization
@@ -90,14 +91,66 @@ import Testing
         let thumbnail = ResizeStep(width: 50, height: nil, fit: .contain)
         let medium = ResizeStep(width: 400, height: nil, fit: .contain)
         func estimate(_ step: ResizeStep, _ header: SourceHeader) -> Int { step.estimatedWorkingSetBytes(for: header, format: .jpeg) }
-        // 1/16 of the width: the 4:4:4 file is made from its DC scans, with no coefficient buffer.
-        #expect(estimate(thumbnail, progressive444) == estimate(thumbnail, baseline))
+        // 1/16 of the width: with its DC-only image in hand, the 4:4:4 file needs no coefficient buffer;
+        // before that, the buffer is counted (the DC decoder may decline the file).
+        #expect(thumbnail.estimatedWorkingSetBytes(for: progressive444, format: .jpeg, eighthDecoded: true) == estimate(thumbnail, baseline))
+        #expect(estimate(thumbnail, progressive444) == estimate(thumbnail, baseline) + progressive444.jpegCoefficientBytes)
+        #expect(thumbnail.mayDecodeEighth(for: progressive444, format: .jpeg) && !medium.mayDecodeEighth(for: progressive444, format: .jpeg))
         #expect(estimate(thumbnail, progressive420) == estimate(thumbnail, baseline) + progressive420.jpegCoefficientBytes)
         #expect(estimate(thumbnail, cmyk) == estimate(thumbnail, baseline) + cmyk.jpegCoefficientBytes)
         #expect(estimate(medium, progressive444) == estimate(medium, baseline) + progressive444.jpegCoefficientBytes)
         var cropped = medium
         cropped.crop = try #require(CropRectangle(parameter: "0,0,400,300"))
         #expect(estimate(cropped, progressive444) == estimate(cropped, baseline) + progressive444.jpegCoefficientBytes)
+    }
+
+    /// Records the most lent at once.
+    final class PeakLender: TransformMemoryLender {
+        private let state = Mutex<(now: Int, peak: Int)>((0, 0))
+        var peak: Int { state.withLock { $0.peak } }
+        func lend(_ bytes: Int) { state.withLock { $0.now += bytes; $0.peak = max($0.peak, $0.now) } }
+        func takeBack(_ bytes: Int) { state.withLock { $0.now -= bytes } }
+    }
+
+    /// Kilobytes of a `/proc/self/status` field.
+    static func statusKilobytes(_ field: String) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix(field + ":") })
+        let number = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
+        return try #require(Int(number))
+    }
+
+    /// Issue #29: a 6000×6000 4:4:4 progressive file whose frame header looks DC-decodable, but which the
+    /// DC decoder declines (an Adobe segment with transform 0: RGB-coded), reserved ~5 MB and then libjpeg
+    /// allocated its ~216 MB coefficient buffer. The reservation now covers the decoder that runs.
+    @Test func aFileTheDCDecoderDeclinesReservesWhatLibjpegAllocates() throws {
+        let small = try TestImages.gradient(width: 300, height: 300)
+        let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 6000, 6000, 3, -1, 0) }
+            .producingForTests { ipx_vips_copy_memory($0, $1) }
+        let plain = try ConformanceImages.jpeg(large, progressive: true, subsample: false, keepMetadata: false)
+        let adobe: [UInt8] = [0xFF, 0xEE, 0x00, 0x0E] + Array("Adobe".utf8) + [0x00, 0x64, 0x00, 0x00, 0x00, 0x00, 0x00]
+        let declined = Array(plain[..<2]) + adobe + Array(plain[2...])
+        let header = try SourceHeader(reading: declined)
+        #expect(header.jpegEighthDecodable, "the frame header looks like the DC decoder's kind")
+        #expect(JPEGEighthDecoder.image(declined) == nil, "but the decoder declines it")
+        let request = try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", "300")], limits: .init(maxDimension: 4096))
+        let lender = PeakLender()
+        let transformer = ImageTransformer(
+            maxSourcePixels: 40_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: lender)
+        // Reset the peak RSS (Linux: writing 5 to clear_refs resets VmHWM), transform, read the peak.
+        try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        let before = try Self.statusKilobytes("VmRSS") * 1024
+        let encoded = try transformer.transform(declined, request: request, choice: .fixed(.jpeg))
+        let peak = try Self.statusKilobytes("VmHWM") * 1024
+        #expect(try VipsImage.decode(encoded.bytes).width == 300)
+        #expect(lender.peak >= header.jpegCoefficientBytes, "reserved \(lender.peak), libjpeg's buffer \(header.jpegCoefficientBytes)")
+        #expect(peak - before <= lender.peak, "RSS grew \(peak - before) bytes, reserved \(lender.peak)")
+        // The same file without the Adobe segment is made from its DC scans under the small reservation.
+        let dcLender = PeakLender()
+        let dcTransformer = ImageTransformer(
+            maxSourcePixels: 40_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: dcLender)
+        _ = try dcTransformer.transform(plain, request: request, choice: .fixed(.jpeg))
+        #expect(dcLender.peak < header.jpegCoefficientBytes / 10, "DC path reserved \(dcLender.peak)")
     }
 
     @Test func aWebPIsEstimatedAtTheScaleLibwebpDecodesIt() throws {

@@ -117,7 +117,8 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
 /// (jpeg_scaled.c), with its ICC profile and `orientation` (> 1) attached. 0: *out is set; 1: not this
 /// decoder's kind of file (not 8-bit YCbCr/RGB or grey, more than `max_pixels` source pixels) or libjpeg
 /// warned or failed: use libvips' jpegload, which decides how the file is answered; 2: `deadline_ns`
-/// (CLOCK_MONOTONIC, 0 for none) passed; -1: out of memory.
+/// (CLOCK_MONOTONIC, 0 for none) passed; 3: libjpeg reached scan IPX_JPEG_MAX_SCANS + 1 (stopped there by
+/// its progress monitor); -1: out of memory.
 int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
                            long long deadline_ns, VipsImage **out);
 

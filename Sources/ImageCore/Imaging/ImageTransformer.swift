@@ -94,15 +94,29 @@ public struct ImageTransformer: Sendable {
             request.filters = [.blur(sigma: Self.placeholderBlur)]
         }
         let frames = animatedFrames(header: header, request: request, choice: choice)
+        let resize = ResizeStep(request: request, frames: frames)
+        let format = SourceFormat(sniffing: source)
         // Memory is reserved before anything is decoded, and waited for at most the transform time limit.
-        let estimate = ResizeStep(request: request, frames: frames)
-            .estimatedWorkingSetBytes(for: header, format: SourceFormat(sniffing: source))
-        let reserved = try memoryBudget.reserve(
-            estimate, wait: .milliseconds(maxTransformMilliseconds > 0 ? maxTransformMilliseconds : 10_000))
+        // A file the DC-only decoder may take first reserves without libjpeg's coefficient buffer and tries
+        // it; if the decoder declines, that reservation is given back and the whole one (buffer included)
+        // taken before libjpeg runs: what is reserved always covers the decoder that actually runs.
+        let wait = Duration.milliseconds(maxTransformMilliseconds > 0 ? maxTransformMilliseconds : 10_000)
+        var reserved = 0
         defer { memoryBudget.release(reserved) }
+        var eighth = ResizeStep.EighthAttempt.untried
+        if resize.mayDecodeEighth(for: header, format: format) {
+            reserved = try memoryBudget.reserve(
+                resize.estimatedWorkingSetBytes(for: header, format: format, eighthDecoded: true), wait: wait)
+            eighth = try resize.decodeEighth(source, header: header, deadline: deadline).map { .decoded($0) } ?? .declined
+        }
+        if case .decoded = eighth {} else {
+            memoryBudget.release(reserved)
+            reserved = 0
+            reserved = try memoryBudget.reserve(resize.estimatedWorkingSetBytes(for: header, format: format), wait: wait)
+        }
         var image: VipsImage
         do {
-            image = try ResizeStep(request: request, frames: frames).apply(to: source, header: header, deadline: deadline)
+            image = try resize.apply(to: source, header: header, deadline: deadline, eighth: eighth)
         } catch .undecodable where frames > 1 && !deadline.hasExpired {
             // A later frame is damaged: served from the first frame, as every one-frame variant of this
             // source is (one answer per source, whatever the output format).
@@ -115,13 +129,13 @@ public struct ImageTransformer: Sendable {
         for filter in request.filters {
             image = try FilterStep(filter: filter).apply(to: image)
         }
-        let format: OutputFormat = switch choice {
+        let output: OutputFormat = switch choice {
         case .fixed(let fixed): fixed
         case .jpegOrPNG: image.hasAlpha ? .png : .jpeg
         }
         deadline.watch(image)
         return try image.encoded(
-            as: format, quality: request.placeholder ? Self.placeholderQuality : request.quality, settings: encoding,
+            as: output, quality: request.placeholder ? Self.placeholderQuality : request.quality, settings: encoding,
             background: request.background, progressive: request.progressive)
     }
 

@@ -140,10 +140,15 @@ struct ResizeStep {
     /// the decoded image (every frame loaded; 4 bytes a pixel) twice (the decode and one intermediate),
     /// plus the output box. The decode is the source's size except where the loader shrinks on load: a
     /// JPEG at its shrink (plus libjpeg's whole-image coefficient buffer for a progressive or multi-scan
-    /// file, ``SourceHeader/jpegCoefficientBytes``, unless the DC-only 1/8 decode makes the image), a
+    /// file, ``SourceHeader/jpegCoefficientBytes``, unless the DC-only 1/8 image is in hand), a
     /// WebP at the output's size (libwebp scales while decoding; plus ``webpDecoderBytes``). Measured
     /// against the process's peak RSS per transform in `bench/RESULTS.md`.
-    func estimatedWorkingSetBytes(for header: SourceHeader, format: SourceFormat?) -> Int {
+    ///
+    /// `eighthDecoded`: the DC-only 1/8 image is already in hand (``decodeEighth(_:header:deadline:)``), so
+    /// libjpeg's coefficient buffer is not needed. Without it the buffer is counted whatever the header
+    /// says, because the DC decoder declines many files its frame header looks right for (an Adobe
+    /// segment with transform 0, a missing EOI, ...) and libjpeg then allocates the whole buffer.
+    func estimatedWorkingSetBytes(for header: SourceHeader, format: SourceFormat?, eighthDecoded: Bool = false) -> Int {
         if let crop, let cropped = Self.croppedHeader(header, crop: crop) {
             // The whole source is decoded at the shrink the rectangle allows (JPEG) or whole; the rest is
             // the rectangle's.
@@ -174,7 +179,7 @@ struct ResizeStep {
         case .jpeg:
             let shrink = fitted.jpegShrink(for: header)
             decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
-            extra = header.jpegEighthDecodable && fitted.reduction(for: header) >= 8 ? 0 : header.jpegCoefficientBytes
+            extra = eighthDecoded ? 0 : header.jpegCoefficientBytes
         case .webp:
             decoded = min(whole, output)
             extra = Self.webpDecoderBytes
@@ -202,11 +207,45 @@ struct ResizeStep {
         return fitted
     }
 
+    /// Whether this source is made from its DC scans alone when the DC decoder takes it: a progressive
+    /// 4:4:4 or grey JPEG shrunk by 8 or more, without a crop.
+    func mayDecodeEighth(for header: SourceHeader, format: SourceFormat?) -> Bool {
+        crop == nil && format == .jpeg && header.jpegEighthDecodable && coverBoxFitted(to: header).reduction(for: header) >= 8
+    }
+
+    /// The DC-only 1/8 image of a JPEG (``JPEGEighthDecoder``), upright and with its profile, or nil when
+    /// the decoder declines the file (libjpeg or libvips then decode it).
+    /// - Throws: ``ImagingError/tooManyScans(limit:)``; ``ImagingError/undecodable`` past the deadline.
+    func decodeEighth(_ bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage? {
+        switch JPEGEighthDecoder.decode(
+            bytes, orientation: header.orientation, deadlineNanoseconds: deadline?.monotonicNanoseconds ?? 0)
+        {
+        case .decoded(let image): return image
+        case .notApplicable: return nil
+        case .tooManyScans: throw .tooManyScans(limit: SourceHeader.maxJPEGScans)
+        case .pastDeadline:
+            deadline?.expireNow()
+            throw .undecodable
+        }
+    }
+
+    /// How the DC-only decoder was tried before ``apply(to:header:deadline:eighth:)``.
+    enum EighthAttempt {
+        /// Not tried: `apply` tries it where it may help.
+        case untried
+        /// Tried and declined: `apply` goes straight to libjpeg or libvips.
+        case declined
+        /// The 1/8 image to resize.
+        case decoded(VipsImage)
+    }
+
     /// Decodes `bytes` into a resized, upright image.
     /// - Throws: ``ImagingError/undecodable`` when the source cannot be decoded.
-    func apply(to bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline? = nil) throws(ImagingError) -> VipsImage {
+    func apply(
+        to bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline? = nil, eighth: EighthAttempt = .untried
+    ) throws(ImagingError) -> VipsImage {
         if let crop { return try resizeCropped(bytes, header: header, crop: crop, deadline: deadline) }
-        return try coverBoxFitted(to: header).resize(bytes, header: header, deadline: deadline)
+        return try coverBoxFitted(to: header).resize(bytes, header: header, deadline: deadline, eighth: eighth)
     }
 
     /// The header of the rectangle `crop` cuts from an upright `header` (upright, one frame); nil when
@@ -275,27 +314,24 @@ struct ResizeStep {
         return resized
     }
 
-    private func resize(_ bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage {
+    private func resize(
+        _ bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?, eighth: EighthAttempt
+    ) throws(ImagingError) -> VipsImage {
         let arguments = thumbnailArguments(for: header)
         let isJPEG = SourceFormat(sniffing: bytes) == .jpeg
         let shrink = isJPEG ? jpegShrink(for: header) : 1
         // Sources with a profile (or CMYK) are converted to sRGB by `thumbnail` itself, after shrinking.
         let toSRGB: Int32 = header.colourManaged ? 1 : 0
         var preShrunk: VipsImage?
-        if isJPEG, reduction(for: header) >= 8 {
+        switch eighth {
+        case .decoded(let image): preShrunk = image
+        case .declined: preShrunk = nil
+        case .untried where isJPEG && reduction(for: header) >= 8:
             // Progressive JPEGs: the DC scans alone make the 1/8 image, and most of the file (the AC
             // scans, whose Huffman decoding is most of the work) is never read. Used whenever 1/8 still
             // covers the output, as Pillow's draft mode does: without AC terms there is nothing finer.
-            switch JPEGEighthDecoder.decode(
-                bytes, orientation: header.orientation, deadlineNanoseconds: deadline?.monotonicNanoseconds ?? 0)
-            {
-            case .decoded(let image): preShrunk = image
-            case .notApplicable: preShrunk = nil
-            case .tooManyScans: throw .tooManyScans(limit: SourceHeader.maxJPEGScans)
-            case .pastDeadline:
-                deadline?.expireNow()
-                throw .undecodable
-            }
+            preShrunk = try decodeEighth(bytes, header: header, deadline: deadline)
+        case .untried: preShrunk = nil
         }
         if isJPEG, shrink > 1, preShrunk == nil {
             // Baseline (and other) JPEGs: libjpeg's scaled decode straight into memory on this thread.
@@ -341,7 +377,8 @@ struct ResizeStep {
     /// libvips' loader should take it (a colour space or precision it does not convert, a frame larger
     /// than `header` says, any warning or error: libvips then decides how the file is answered, for every
     /// variant alike). The image carries the source's ICC profile and `header`'s orientation.
-    /// - Throws: ``ImagingError/undecodable`` when the deadline passed (the deadline is expired first).
+    /// - Throws: ``ImagingError/undecodable`` when the deadline passed (the deadline is expired first);
+    ///   ``ImagingError/tooManyScans(limit:)`` when libjpeg reached more scans than the limit.
     static func decodeScaled(
         _ bytes: [UInt8], shrink: Int, header: SourceHeader, deadline: TransformDeadline?
     ) throws(ImagingError) -> VipsImage? {
@@ -356,6 +393,8 @@ struct ResizeStep {
         case 2:
             deadline?.expireNow()
             throw .undecodable
+        case 3:
+            throw .tooManyScans(limit: SourceHeader.maxJPEGScans)
         default:
             _ = Vips.takeError()
             return nil
