@@ -7,7 +7,9 @@ import ProxyEngine
 /// `GET /` and `GET /status`: a small self-contained HTML page for the people on call: uptime, version,
 /// request rate and latency percentiles over the last five minutes, charts of the last hour (inline SVG,
 /// see ``StatusCharts``), cache figures per tier, queues, the last errors, a "try it" form and the
-/// effective configuration (secrets masked). No external assets. Its live part is fetched again from
+/// effective configuration, to requests with the admin token only (a public page shows no URL, proxy,
+/// resolve pin, allowlist, path or listen address: nothing that helps an attacker), credentials masked
+/// even then, inside URLs too. No external assets. Its live part is fetched again from
 /// `GET /status/live` every `status.sampleSeconds` by one inline script (allowed by its hash in the
 /// page's CSP); without scripts the page reloads itself instead. With signed URLs on, the "try it" link
 /// is signed only for a request carrying the admin token (a public page must not sign arbitrary sources);
@@ -76,11 +78,19 @@ struct StatusPage: Sendable {
             }
             page += "<p><img alt=source src=\"\(Self.escape(tryURL))\"><img alt=variant src=\"\(Self.escape(path))\"></p>"
         }
-        page += "<h2>Configuration</h2><table>"
-        for (key, value) in effectiveConfiguration() {
-            page += "<tr><td>\(key)</td><td>\(Self.escape(value))</td></tr>"
+        page += "<h2>Configuration</h2>"
+        if mayUseSigningKey {
+            page += "<table>"
+            for (key, value) in effectiveConfiguration() {
+                page += "<tr><td>\(key)</td><td>\(Self.escape(value))</td></tr>"
+            }
+            page += "</table>"
+        } else {
+            page += "<p id=\"configuration-hidden\">The effective configuration is shown to requests with the admin token "
+                + "(<code>Authorization: Bearer</code>, <code>cache.adminToken</code>), or by "
+                + "<code>ImageProxy serve --check-config</code> on the host.</p>"
         }
-        page += "</table><script>\(Self.liveScript)</script></body></html>\n"
+        page += "<script>\(Self.liveScript)</script></body></html>\n"
         return page
     }
 
@@ -115,14 +125,21 @@ struct StatusPage: Sendable {
         return section + "</table>"
     }
 
-    /// Every setting by its configuration key (as in `config/imageproxy.yaml`), credentials masked.
+    /// Every setting by its configuration key (as in `config/imageproxy.yaml`), credentials masked: secret
+    /// settings whole, and the user information of any URL in a value (`http://user:pass@proxy` shows as
+    /// `http://••••••@proxy`).
     func effectiveConfiguration() -> [(String, String)] {
         let configuration = runtime.configuration
         return ProxyConfiguration.settings.map { setting in
             let value = setting.read(configuration)
-            guard setting.isSecret else { return (setting.key, value) }
+            guard setting.isSecret else { return (setting.key, Self.maskingURLCredentials(value)) }
             return (setting.key, value.isEmpty ? "(not set)" : "••••••")
         }
+    }
+
+    /// `text` with the user information of every URL in it (`scheme://user:pass@host`) masked.
+    static func maskingURLCredentials(_ text: String) -> String {
+        text.replacing(#/(?<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s,\]]*@/#) { match in "\(match.output.scheme)••••••@" }
     }
 
     static func escape(_ text: String) -> String {

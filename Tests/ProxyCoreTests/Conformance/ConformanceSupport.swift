@@ -23,7 +23,7 @@ func withFixturesAndRuntime<Value: Sendable>(
     try await withFixtureProxy(files, configure: configure) { _, runtime, base, _ in try await body(runtime, base) }
 }
 
-private func withFixtureProxy<Value: Sendable>(
+func withFixtureProxy<Value: Sendable>(
     _ files: [String: FixtureOrigin.File], configure: (inout ProxyConfiguration) -> Void,
     _ body: @Sendable (any TestClientProtocol, ProxyRuntime, String, FixtureOrigin) async throws -> Value
 ) async throws -> Value {

@@ -60,7 +60,7 @@ import Testing
             configuration.fetch.originHeaders = [OriginHeader(parsing: "*.example.com=Authorization: Basic abc")!]
         }
         try await withFixtures(["/p.jpg": .jpeg(Self.photo)], configure: configure) { proxy, base, _ in
-            let page = try await proxy.execute(uri: "/", method: .get, headers: [:], body: nil).text
+            let page = try await proxy.execute(uri: "/", method: .get, headers: [.authorization: "Bearer admin-token-1"], body: nil).text
             for key in ["cache.dir", "fetch.timeoutMs", "server.maxHeaderBytes", "image.maxSourceFrames", "queue.order"] {
                 #expect(page.contains("<td>\(key)</td>"), "\(key) shown by its configuration key")
             }
@@ -82,6 +82,37 @@ import Testing
             let image = try await proxy.execute(uri: target, method: .get, headers: [:], body: nil)
             #expect(image.status == .ok, "the signed try-it link works: \(image.text)")
         }
+    }
+
+    /// Issue #29: the public page showed `fetch.proxy` in full (a proxy URL may carry a password), the
+    /// resolve pins, the host allowlist and the cache folder. Without the admin token it shows none of
+    /// them; with it, credentials stay masked, inside URLs too.
+    @Test func thePublicStatusPageShowsNothingThatHelpsAnAttacker() async throws {
+        let configure: (inout ProxyConfiguration) -> Void = { configuration in
+            configuration.cache.adminToken = "admin-token-2"
+            configuration.fetch.proxy = "http://proxyuser:proxypass@127.0.0.1:3128"
+            configuration.fetch.resolve = ["pinned.internal:443:127.0.0.9"]
+            configuration.fetch.allowlist = HostAllowlist(patterns: ["images.internal.example"])
+        }
+        try await withFixtureProxy(["/p.jpg": .jpeg(Self.photo)], configure: configure) { proxy, runtime, _, _ in
+            let secrets = [
+                "proxyuser", "proxypass", "127.0.0.1:3128", "pinned.internal", "127.0.0.9", "images.internal.example",
+                runtime.configuration.cache.disk.directory, "admin-token-2", runtime.configuration.bind.host + ":",
+            ]
+            for path in ["/", "/status", "/status/live", "/status?url=x&w=10"] {
+                let page = try await proxy.execute(uri: path, method: .get, headers: [:], body: nil)
+                #expect(page.status == .ok)
+                for secret in secrets { #expect(!page.text.contains(secret), "\(path) shows \(secret)") }
+            }
+            let anonymous = try await proxy.execute(uri: "/", method: .get, headers: [:], body: nil).text
+            #expect(anonymous.contains("configuration-hidden") && anonymous.contains("ImageProxy status"))
+            #expect(anonymous.contains("Last hour") && anonymous.contains("Caches"), "figures and charts stay public")
+            let admin = try await proxy.execute(uri: "/", method: .get, headers: [.authorization: "Bearer admin-token-2"], body: nil).text
+            #expect(admin.contains("<td>fetch.proxy</td><td>http://••••••@127.0.0.1:3128</td>"), "credentials masked inside URLs")
+            #expect(!admin.contains("proxyuser") && !admin.contains("proxypass") && !admin.contains("admin-token-2"))
+            #expect(admin.contains("pinned.internal"), "the admin sees the rest")
+        }
+        #expect(StatusPage.maskingURLCredentials("a https://u:p@h/x, s3://k@b") == "a https://••••••@h/x, s3://••••••@b")
     }
 
     @Test func libvipsMessagesGoThroughTheLoggerWithTheRequestID() async throws {
