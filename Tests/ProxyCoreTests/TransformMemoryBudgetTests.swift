@@ -153,6 +153,29 @@ import Testing
         #expect(dcLender.peak < header.jpegCoefficientBytes / 10, "DC path reserved \(dcLender.peak)")
     }
 
+    /// Issue #29: encoders were outside the budget (one 2164 px AVIF raised RSS by hundreds of MB). Each
+    /// transform now reserves its encoder's working set too: the peak RSS growth stays within it.
+    @Test(arguments: [OutputFormat.avif, .gif, .webp, .png, .jpeg])
+    func everyEncoderIsInsideItsReservation(format: OutputFormat) throws {
+        let small = try TestImages.gradient(width: 256, height: 256)
+        let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 2048, 2048, 3, -1, 0) }
+            .producingForTests { ipx_vips_copy_memory($0, $1) }
+        let source = try large.encoded(as: .jpeg, quality: 85).bytes
+        let request = try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", "2048")], limits: .init(maxDimension: 4096))
+        let lender = PeakLender()
+        let transformer = ImageTransformer(
+            maxSourcePixels: 40_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: lender)
+        _ = Vips.releaseFreeMemory()
+        try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        let before = try Self.statusKilobytes("VmRSS") * 1024
+        let encoded = try transformer.transform(source, request: request, choice: .fixed(format))
+        let peak = try Self.statusKilobytes("VmHWM") * 1024
+        #expect(encoded.format == format)
+        #expect(try VipsImage.decode(encoded.bytes).width == 2048)
+        #expect(peak - before <= lender.peak, "\(format): RSS grew \(peak - before) bytes, reserved \(lender.peak)")
+        #expect(lender.peak >= EncoderWorkingSet.bytesPerPixel(format) * 2048 * 2048, "the encoder's share is reserved")
+    }
+
     @Test func aWebPIsEstimatedAtTheScaleLibwebpDecodesIt() throws {
         let header = try SourceHeader(reading: TestImages.gradient(width: 2000, height: 2000).encoded(as: .webp).bytes)
         let thumbnail = ResizeStep(width: 200, height: nil, fit: .contain)

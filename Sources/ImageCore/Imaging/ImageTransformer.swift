@@ -101,18 +101,21 @@ public struct ImageTransformer: Sendable {
         // it; if the decoder declines, that reservation is given back and the whole one (buffer included)
         // taken before libjpeg runs: what is reserved always covers the decoder that actually runs.
         let wait = Duration.milliseconds(maxTransformMilliseconds > 0 ? maxTransformMilliseconds : 10_000)
+        // The encoder's own buffers (AVIF's above all) are part of the working set too.
+        let encoderBytes = EncoderWorkingSet.bytes(for: choice, pixels: resize.estimatedOutputPixels(for: header))
         var reserved = 0
         defer { memoryBudget.release(reserved) }
         var eighth = ResizeStep.EighthAttempt.untried
         if resize.mayDecodeEighth(for: header, format: format) {
             reserved = try memoryBudget.reserve(
-                resize.estimatedWorkingSetBytes(for: header, format: format, eighthDecoded: true), wait: wait)
+                resize.estimatedWorkingSetBytes(for: header, format: format, eighthDecoded: true) + encoderBytes, wait: wait)
             eighth = try resize.decodeEighth(source, header: header, deadline: deadline).map { .decoded($0) } ?? .declined
         }
         if case .decoded = eighth {} else {
             memoryBudget.release(reserved)
             reserved = 0
-            reserved = try memoryBudget.reserve(resize.estimatedWorkingSetBytes(for: header, format: format), wait: wait)
+            reserved = try memoryBudget.reserve(
+                resize.estimatedWorkingSetBytes(for: header, format: format) + encoderBytes, wait: wait)
         }
         var image: VipsImage
         do {

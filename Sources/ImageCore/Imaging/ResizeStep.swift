@@ -149,6 +149,16 @@ struct ResizeStep {
     /// says, because the DC decoder declines many files its frame header looks right for (an Adobe
     /// segment with transform 0, a missing EOI, ...) and libjpeg then allocates the whole buffer.
     func estimatedWorkingSetBytes(for header: SourceHeader, format: SourceFormat?, eighthDecoded: Bool = false) -> Int {
+        estimate(for: header, format: format, eighthDecoded: eighthDecoded).bytes
+    }
+
+    /// Pixels of the output (every frame), as ``estimatedWorkingSetBytes(for:format:eighthDecoded:)`` counts
+    /// them: what the encoder works on (``EncoderWorkingSet``).
+    func estimatedOutputPixels(for header: SourceHeader) -> Int {
+        estimate(for: header, format: nil, eighthDecoded: false).outputPixels
+    }
+
+    private func estimate(for header: SourceHeader, format: SourceFormat?, eighthDecoded: Bool) -> (bytes: Int, outputPixels: Int) {
         if let crop, let cropped = Self.croppedHeader(header, crop: crop) {
             // The whole source is decoded at the shrink the rectangle allows (JPEG) or whole; the rest is
             // the rectangle's.
@@ -156,7 +166,8 @@ struct ResizeStep {
             inner.crop = nil
             let shrink = format == .jpeg ? inner.coverBoxFitted(to: cropped).jpegShrink(for: cropped) : 1
             let decoded = 4 * (header.width / shrink + 1) * (header.height / shrink + 1)
-            return decoded + inner.estimatedWorkingSetBytes(for: cropped, format: nil) / 2 + header.jpegCoefficientBytes
+            let rectangle = inner.estimate(for: cropped, format: nil, eighthDecoded: false)
+            return (decoded + rectangle.bytes / 2 + header.jpegCoefficientBytes, rectangle.outputPixels)
         }
         let fitted = coverBoxFitted(to: header)
         let frameCount = max(1, min(frames, header.frames))
@@ -186,7 +197,7 @@ struct ResizeStep {
         default:
             decoded = whole
         }
-        return 4 * (2 * decoded + output) + extra
+        return (4 * (2 * decoded + output) + extra, output)
     }
 
     /// What libwebp holds besides the pixels while decoding (its bitstream and row buffers), measured at
