@@ -97,10 +97,13 @@ def build_corpus(folder):
     alpha = os.path.join(work, "alpha.v")
     vips("bandjoin_const", photo, alpha, "200")
     add("ordinary", "alpha.png", lambda path: vips("copy", alpha, path))
-    small = os.path.join(work, "small.v")
-    vips("resize", colour, small, "0.25")
-    strip = os.path.join(work, "strip.v")
-    vips("arrayjoin", " ".join([small] * 8), strip, "--across", "1")
+    frames = []
+    for index in range(8):
+        frame = os.path.join(work, f"frame-{index}.png")
+        vips("crop", colour, frame, str(index * 50), str(index * 30), "150", "100")
+        frames.append(frame)
+    strip = os.path.join(work, "strip.png")
+    vips("arrayjoin", " ".join(frames), strip, "--across", "1")
     add("ordinary", "animated.gif", lambda path: vips("gifsave", strip, path, "--page-height", str(100)))
     # Damaged entropy-coded data: libjpeg warns ("Corrupt JPEG data") and decodes the rest.
     with open(os.path.join(folder, "baseline.jpg"), "rb") as file:
@@ -240,6 +243,11 @@ def main():
     workdir = tempfile.mkdtemp(prefix="imageproxy-soak-")
     corpus = os.path.join(workdir, "corpus")
     classes = build_corpus(corpus)
+    # nginx's workers run as another user: they must be able to read the corpus.
+    for folder, _, files in os.walk(workdir):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
     log(f"corpus: {', '.join(f'{k} {len(v)}' for k, v in classes.items())}")
     origin = Origin(corpus, workdir)
     ours = Ours(binary, workdir, signed=True)
