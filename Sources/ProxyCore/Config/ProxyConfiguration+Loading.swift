@@ -60,6 +60,7 @@ extension ProxyConfiguration {
             throw ConfigurationError(
                 "invalid value '\(given)' for \(setting.key) (\(setting.environmentName)): expected \(setting.expectation)")
         }
+        configuration.fetch.s3.endpoint.takeCredentials(from: environment)
         return configuration
     }
 }

@@ -24,7 +24,7 @@ public enum OpenAPIDocument {
             "name": "url",
             "in": "query",
             "required": true,
-            "description": "Absolute http(s) URL of the source image, percent-encoded.",
+            "description": "Absolute http(s) URL of the source image, or s3://BUCKET/KEY for an object in a listed bucket on the configured S3 endpoint (sources.s3.*), percent-encoded.",
             "schema": {
               "type": "string",
               "minLength": 1
@@ -493,7 +493,7 @@ public enum OpenAPIDocument {
             "name": "url",
             "in": "query",
             "required": true,
-            "description": "Absolute http(s) URL of the source image, percent-encoded.",
+            "description": "Absolute http(s) URL of the source image, or s3://BUCKET/KEY for an object in a listed bucket on the configured S3 endpoint (sources.s3.*), percent-encoded.",
             "schema": {
               "type": "string",
               "minLength": 1
@@ -898,7 +898,7 @@ public enum OpenAPIDocument {
             "name": "url",
             "in": "query",
             "required": true,
-            "description": "Absolute http(s) URL of the source image, percent-encoded.",
+            "description": "Absolute http(s) URL of the source image, or s3://BUCKET/KEY for an object in a listed bucket on the configured S3 endpoint (sources.s3.*), percent-encoded.",
             "schema": {
               "type": "string",
               "minLength": 1

@@ -27,6 +27,7 @@ struct SourceGuard: Sendable {
 
     /// Refuses a source that is this service's own `/img` or `/info`.
     func checkNotSelf(_ source: SourceURL) throws {
+        guard source.object == nil else { return }  // an s3:// object lives on the S3 endpoint, never here
         guard let components = URLComponents(string: source.absoluteString) else { return }
         let port = components.port ?? (components.scheme == "https" ? 443 : 80)
         let listen = runtime.configuration.bind

@@ -94,11 +94,21 @@ public final class MemoryCache: TransformMemoryLender {
         capacityBytes - min(state.lent, maxLentBytes)
     }
 
+    /// Evicting this much or more for a loan hands the freed pages back to the kernel at once.
+    static let trimAfterEvictingBytes = 8 << 20
+
+    /// Lends `bytes` to a transform: entries are evicted down to the smaller budget, and when that frees
+    /// ``trimAfterEvictingBytes`` or more, malloc's free pages are handed back to the kernel right away
+    /// (``Vips/releaseFreeMemory()``). Most entries are small blocks inside malloc's heaps: freed, they stay
+    /// resident until a trim, so without it the transform's buffers came on top of the evicted entries'
+    /// pages and the process peaked a transform's size above the tier (the hostile soak: 536 MB).
     public func lend(_ bytes: Int) {
-        state.withLock { state in
+        let evicted = state.withLock { state in
             state.lent += bytes
-            evictBeyond(limit(state), keeping: nil, in: &state)
+            return evictBeyond(limit(state), keeping: nil, in: &state)
         }
+        // Outside the lock, once the evicted entries are released (a response still sending one keeps it).
+        if evicted >= Self.trimAfterEvictingBytes { Vips.releaseFreeMemory() }
     }
 
     public func takeBack(_ bytes: Int) {
@@ -106,15 +116,21 @@ public final class MemoryCache: TransformMemoryLender {
     }
 
     /// Evicts least recently used entries (never `keeping`) until at most `bytes` are held.
-    private func evictBeyond(_ bytes: Int, keeping: Node?, in state: inout State) {
+    /// Returns the bytes evicted.
+    @discardableResult
+    private func evictBeyond(_ bytes: Int, keeping: Node?, in state: inout State) -> Int {
         var evicted = 0
+        var evictedBytes = 0
         while state.bytes > bytes, let last = state.tail, last !== keeping {
             state.unlink(last)
             state.nodes.removeValue(forKey: last.key)
-            state.bytes -= Self.allocatedBytes(of: last.value)
+            let size = Self.allocatedBytes(of: last.value)
+            state.bytes -= size
+            evictedBytes += size
             evicted += 1
         }
         if evicted > 0 { evictionCount.add(evicted, ordering: .relaxed) }
+        return evictedBytes
     }
 
     /// The variant under `key`, marked as recently used.

@@ -47,7 +47,7 @@ public final class NegativeCache: Sendable {
         let ttl: Double
         switch error {
         case .notFound: ttl = negativeTTL
-        case .originFailure, .originServerError, .originUnreachable, .timeout: ttl = errorTTL
+        case .originFailure, .originServerError, .originUnreachable, .timeout, .accessDenied: ttl = errorTTL
         case .refused, .tooLarge: return
         }
         guard ttl > 0 else { return }

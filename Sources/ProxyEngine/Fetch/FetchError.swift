@@ -16,13 +16,16 @@ public enum FetchError: PublicError, Equatable {
     case originUnreachable
     /// The origin did not answer in time.
     case timeout
+    /// The object store refused the service's credentials or the bucket's policy refused it (S3 403):
+    /// the operator's configuration, answered 502 (the client can do nothing about it).
+    case accessDenied
 
     public var httpStatus: Int {
         switch self {
         case .refused: 403
         case .notFound: 404
         case .tooLarge: 413
-        case .originFailure, .originServerError, .originUnreachable: 502
+        case .originFailure, .originServerError, .originUnreachable, .accessDenied: 502
         case .timeout: 504
         }
     }
@@ -36,6 +39,7 @@ public enum FetchError: PublicError, Equatable {
         case .originServerError(let status): "origin failure: origin answered \(status)"
         case .originUnreachable: "origin failure: cannot connect to the origin"
         case .timeout: "origin did not answer in time"
+        case .accessDenied: "origin failure: the object store denied access"
         }
     }
 
@@ -44,7 +48,7 @@ public enum FetchError: PublicError, Equatable {
         case .refused: "source_refused"
         case .notFound: "source_not_found"
         case .tooLarge: "source_too_large"
-        case .originFailure, .originServerError, .originUnreachable: "origin_failure"
+        case .originFailure, .originServerError, .originUnreachable, .accessDenied: "origin_failure"
         case .timeout: "origin_timeout"
         }
     }

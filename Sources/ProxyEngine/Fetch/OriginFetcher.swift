@@ -5,7 +5,9 @@ import Logging
 
 /// Downloads sources with libcurl: http(s) only (redirects too), bounded redirects, connect and total
 /// timeouts, a size limit enforced while streaming, and the ``AddressPolicy`` applied to every address
-/// libcurl connects to (`CURLOPT_OPENSOCKETFUNCTION`), redirects included.
+/// libcurl connects to (`CURLOPT_OPENSOCKETFUNCTION`), redirects included. `s3://` sources are read
+/// from the operator's endpoint (``S3Sources``), signed with AWS Signature V4 by libcurl, through the
+/// same queue, limits, conditional requests and retries; only listed buckets, no redirects.
 ///
 /// Every transfer runs on one libcurl multi handle (``CurlMultiDriver``): one thread, shared
 /// keep-alive connections. How many run at once is the download queue's business (`fetch.concurrency`).
@@ -45,12 +47,16 @@ public final class OriginFetcher: Sendable {
         public var resolve: [String] = []
         /// Bytes of interrupted downloads kept for resuming them; 0 turns resuming off. Default 64 MiB.
         public var resumeBudgetBytes = 64 * 1024 * 1024
+        /// `s3://` sources (`sources.s3.*`). Default: none allowed.
+        public var s3 = S3Sources()
 
         public init() {}
     }
 
     private let settings: Settings
     private let policyBox: PolicyBox
+    /// The S3 endpoint is the operator's: every address it resolves to may be connected to.
+    private let endpointPolicyBox = PolicyBox(AddressPolicy(allowLoopback: true, allowPrivate: true, extraClasses: Set(AddressPolicy.AddressClass.allCases)))
     private let driver: CurlMultiDriver
     let partials: PartialDownloads
     private let logger: Logger
@@ -82,13 +88,19 @@ public final class OriginFetcher: Sendable {
     public func fetch(_ source: SourceURL, validators: OriginValidators? = nil) async throws -> FetchedSource {
         let settings = self.settings
         let metrics = self.metrics
-        guard settings.allowlist.allows(source.host) else { throw FetchError.refused("its host is not allowed") }
+        let url: String
+        if let object = source.object {
+            url = try settings.s3.url(of: object).get()
+        } else {
+            guard settings.allowlist.allows(source.host) else { throw FetchError.refused("its host is not allowed") }
+            url = source.absoluteString
+        }
         let started = ContinuousClock.now
         var attempt = 0
         while true {
             let transfer = OriginTransfer(
-                url: source.absoluteString, settings: settings, policyBox: policyBox, driver: driver, partials: partials,
-                validators: validators)
+                url: url, settings: settings, policyBox: source.object == nil ? policyBox : endpointPolicyBox, driver: driver,
+                partials: partials, validators: validators, s3: source.object == nil ? nil : settings.s3.endpoint)
             let result: Result<FetchedSource, FetchError>
             do {
                 result = try await transfer.perform()
@@ -107,6 +119,10 @@ public final class OriginFetcher: Sendable {
                 guard error.isTransient, attempt < settings.retries else {
                     metrics?.recordOrigin(result: error.reason, duration: ContinuousClock.now - started, bytes: 0)
                     logger.debug("origin fetch failed", metadata: ["host": "\(source.host)", "reason": "\(error.reason)"])
+                    if error == .accessDenied, let object = source.object {
+                        // The operator's credentials or bucket policy: worth a warning, naming the bucket only.
+                        logger.warning("s3 access denied", metadata: ["bucket": "\(object.bucket)"])
+                    }
                     throw error
                 }
                 let delay = settings.retryBackoffMilliseconds << attempt

@@ -16,6 +16,9 @@ struct OriginTransfer {
     let partials: PartialDownloads
     /// Validators of a stored copy: the request becomes conditional and a 304 is a success.
     var validators: OriginValidators? = nil
+    /// Set for an object on the S3 endpoint: signed (SigV4), no redirects, no host allowlist or
+    /// per-origin headers (the URL was built from the endpoint).
+    var s3: S3Endpoint? = nil
 
     /// How one request of the chain ended.
     private enum Hop {
@@ -36,7 +39,8 @@ struct OriginTransfer {
             guard scheme == "http" || scheme == "https" else {
                 return .failure(.refused("redirected to a scheme other than http or https"))
             }
-            guard settings.allowlist.allows(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) else {
+            if s3 != nil, hop > 0 { return .failure(.originFailure("the object store answered a redirect")) }
+            guard s3 != nil || settings.allowlist.allows(host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) else {
                 return .failure(.refused(hop == 0 ? "its host is not allowed" : "redirected to a host that is not allowed"))
             }
             let remaining = deadline - ContinuousClock.now
@@ -124,6 +128,7 @@ struct OriginTransfer {
         case 200...299: break
         case 304 where validators != nil: break
         case 404, 410: return .finished(.failure(.notFound(status: status)))
+        case 401 where s3 != nil, 403 where s3 != nil: return .finished(.failure(.accessDenied))
         case 500...599: return .finished(.failure(.originServerError(status: status)))
         default: return .finished(.failure(.originFailure("origin answered \(status)")))
         }
@@ -152,7 +157,11 @@ struct OriginTransfer {
     /// the range of the rest when resuming.
     private func requestHeaderLines(host: String, resuming partial: PartialDownloads.Partial?) -> [String] {
         var lines = ["\(OriginFetcher.hopHeader): 1"]
-        lines += settings.originHeaders.filter { HostAllowlist(patterns: [$0.hostPattern]).allows(host) }.map(\.line)
+        if let s3 {
+            lines += s3.headerLines
+        } else {
+            lines += settings.originHeaders.filter { HostAllowlist(patterns: [$0.hostPattern]).allows(host) }.map(\.line)
+        }
         if let partial {
             lines.append("Range: bytes=\(partial.bytes.count)-")
             lines.append("If-Range: \(partial.validator)")
@@ -176,6 +185,11 @@ struct OriginTransfer {
         set(CURLOPT_NOSIGNAL, 1)
         set(CURLOPT_USERAGENT, settings.userAgent)
         set(CURLOPT_PROXY, settings.proxy)  // "" ignores http_proxy and friends from the environment
+        if let s3, let provider = s3.signingProvider {
+            // libcurl signs the request itself (AWS Signature V4); the credentials never leave this process.
+            set(CURLOPT_AWS_SIGV4, provider)
+            set(CURLOPT_USERPWD, s3.signingCredentials)
+        }
         if code == CURLE_OK { code = ipx_curl_set_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(settings.maxSourceBytes)) }
         return code
     }
