@@ -114,7 +114,7 @@ let package = Package(
         ),
         // Each layer's own unit tests need no server.
         .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "CVipsShim"]),
-        .testTarget(name: "ProxyEngineTests", dependencies: ["ProxyEngine", "ImageCore"]),
+        .testTarget(name: "ProxyEngineTests", dependencies: ["ProxyEngine", "ImageCore", .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(
             name: "ProxyCoreTests",
             dependencies: [

@@ -61,6 +61,7 @@ extension ProxyConfiguration {
                 "invalid value '\(given)' for \(setting.key) (\(setting.environmentName)): expected \(setting.expectation)")
         }
         configuration.fetch.s3.endpoint.takeCredentials(from: environment)
+        configuration.cache.shared.endpoint.takeCredentials(from: environment)
         return configuration
     }
 }

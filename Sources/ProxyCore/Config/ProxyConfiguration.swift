@@ -39,6 +39,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var memory = MemoryCache.Settings()
         /// The disk tier (`cache.dir`, `cache.diskBytes`, `cache.staleRetention`).
         public var disk = DiskCache.Settings()
+        /// The fleet's shared result tier in an S3-compatible bucket (`cache.shared.*`); off by default.
+        public var shared = SharedTier.Settings()
         /// Remembered origin failures (`cache.negativeTtl`, `cache.errorTtl`).
         public var negative = NegativeCache.Settings()
         /// Lifetimes of origin answers (`cache.defaultTtl`, `cache.minTtl`, `cache.maxTtl`).

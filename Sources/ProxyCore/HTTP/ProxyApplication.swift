@@ -90,6 +90,7 @@ public enum ProxyApplication {
             StatusSamplerService(runtime: runtime),
             MemoryTrimService(),
         ]
+        if let tier = runtime.sharedTier { services.append(SharedTierPurgeService(runtime: runtime, tier: tier, logger: logger)) }
         if let metricsBind = ListenAddress(parsing: runtime.configuration.observability.metricsBind) {
             services.append(makeMetricsServer(runtime: runtime, bind: metricsBind, logger: logger))
         }

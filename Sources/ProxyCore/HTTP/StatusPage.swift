@@ -113,6 +113,16 @@ struct StatusPage: Sendable {
             section += "<tr><td>\(name)</td><td id=\"\(name)-entries\">\(tier.entries)</td><td>\(ByteCount.text(Double(tier.bytes)))</td>"
                 + "<td>\(ByteCount.text(Double(tier.capacityBytes)))</td><td>\(Self.number(tier.hitRatio * 100))%</td></tr>"
         }
+        if let tier = runtime.sharedTier {
+            let counts = tier.resultCounts
+            let hits = counts["hit"] ?? 0, lookups = hits + (counts["miss"] ?? 0) + (counts["error"] ?? 0) + (counts["skipped"] ?? 0)
+            section += "</table><h2>Shared tier</h2><table><tr><th>state</th><th>hits</th><th>misses</th><th>errors</th>"
+                + "<th>skipped</th><th>hit ratio</th><th>writes</th><th>writes dropped</th><th>write errors</th></tr>"
+                + "<tr><td id=\"shared-state\">\(tier.isSkipped ? "<span class=bad>skipped (breaker open)</span>" : "<span class=ok>in use</span>")</td>"
+                + "<td>\(hits)</td><td>\(counts["miss"] ?? 0)</td><td>\(counts["error"] ?? 0)</td><td>\(counts["skipped"] ?? 0)</td>"
+                + "<td>\(Self.number(lookups == 0 ? 0 : Double(hits) / Double(lookups) * 100))%</td><td>\(counts["write_ok"] ?? 0)</td>"
+                + "<td>\(counts["write_dropped"] ?? 0)</td><td>\(counts["write_error"] ?? 0)</td></tr>"
+        }
         section += "</table><h2>Queues</h2><table><tr><th>stage</th><th>waiting</th><th>running</th></tr>"
         for stage in ProxyMetrics.Stage.allCases {
             let counts = runtime.metrics.stageCounts(stage)

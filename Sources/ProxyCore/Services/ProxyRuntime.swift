@@ -15,6 +15,8 @@ public final class ProxyRuntime: Service, Sendable {
     public let pipeline: ImagePipeline
     public let transformPool: TransformPool
     public let fetcher: OriginFetcher
+    /// The shared result tier, when `cache.shared.bucket` is set.
+    public let sharedTier: SharedTier?
     public let memoryCache: MemoryCache
     public let diskCache: DiskCache
     public let negativeCache: NegativeCache
@@ -64,6 +66,7 @@ public final class ProxyRuntime: Service, Sendable {
         statistics = CacheStatistics()
         sourceKeys = SourceKeyPolicy(ignoredParameters: configuration.cache.ignoredSourceParameters)
         fetcher = OriginFetcher(settings: configuration.fetch, logger: logger, metrics: metrics)
+        sharedTier = configuration.cache.shared.isEnabled ? SharedTier(settings: configuration.cache.shared, metrics: metrics) : nil
         transformPool = TransformPool(workers: configuration.image.workers)
         pipeline = ImagePipeline(
             memory: memoryCache, disk: diskCache, negative: negativeCache, statistics: statistics,
@@ -74,7 +77,7 @@ public final class ProxyRuntime: Service, Sendable {
             queues: .init(
                 downloadSlots: configuration.fetch.concurrency, maxPending: configuration.queue.maxPending,
                 order: configuration.queue.order),
-            originalAdmission: OriginalAdmission(policy: configuration.cache.storeOriginals))
+            originalAdmission: OriginalAdmission(policy: configuration.cache.storeOriginals), sharedTier: sharedTier)
         transformPool.start()
         let pool = transformPool
         LibvipsLogForwarder(logger: logger, soleRunningRequestID: { pool.soleRunningRequestID }).install()
@@ -91,24 +94,37 @@ public final class ProxyRuntime: Service, Sendable {
         readiness.markShuttingDown()
         try? await transformPool.shutdown()
         try? await fetcher.shutdown()
+        await sharedTier?.shutdown()
         await diskCache.shutdown()
     }
 
-    /// Removes a source and all its variants from every tier; returns how many entries went.
+    /// Removes a source and all its variants from every tier, the shared tier included (whose purge log
+    /// makes every other replica drop them too); returns how many entries went.
     public func purge(source: SourceURL) async -> Int {
         let sourceKey = sourceKeys.key(for: source)
-        negativeCache.forget(sourceKey)
-        let fromMemory = memoryCache.purge(sourceKey: sourceKey)
-        let fromDisk = await diskCache.purge(sourceKey: sourceKey)
-        return fromMemory + fromDisk
+        let local = await purgeLocally(sourceKey: sourceKey)
+        return local + (await sharedTier?.purge(sourceKey: sourceKey) ?? 0)
     }
 
     /// Removes everything from every tier; returns how many entries went.
     public func purgeAll() async -> Int {
-        negativeCache.forgetAll()
-        let fromMemory = memoryCache.purgeAll()
-        await diskCache.waitForPendingWrites()
-        return fromMemory + (await diskCache.purgeAll())
+        let local = await purgeLocally(sourceKey: SharedTier.everything)
+        return local + (await sharedTier?.purgeAll() ?? 0)
+    }
+
+    /// Removes a source's entries (``SharedTier/everything``: all) from this replica's tiers only: a
+    /// purge made here, or one read from the shared tier's purge log.
+    func purgeLocally(sourceKey: String) async -> Int {
+        guard sourceKey != SharedTier.everything else {
+            negativeCache.forgetAll()
+            let fromMemory = memoryCache.purgeAll()
+            await diskCache.waitForPendingWrites()
+            return fromMemory + (await diskCache.purgeAll())
+        }
+        negativeCache.forget(sourceKey)
+        let fromMemory = memoryCache.purge(sourceKey: sourceKey)
+        let fromDisk = await diskCache.purge(sourceKey: sourceKey)
+        return fromMemory + fromDisk
     }
 
     /// Entries, bytes and hit ratios per tier.

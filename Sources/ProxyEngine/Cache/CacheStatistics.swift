@@ -16,7 +16,7 @@ public final class CacheStatistics: Sendable {
         case (.memory, false): memoryMisses.add(1, ordering: .relaxed)
         case (.disk, true): diskHits.add(1, ordering: .relaxed)
         case (.disk, false): diskMisses.add(1, ordering: .relaxed)
-        case (.miss, _): break
+        case (.shared, _), (.miss, _): break  // the shared tier counts in its own metrics
         }
     }
 
@@ -25,7 +25,7 @@ public final class CacheStatistics: Sendable {
         switch tier {
         case .memory: (memoryHits.load(ordering: .relaxed), memoryMisses.load(ordering: .relaxed))
         case .disk: (diskHits.load(ordering: .relaxed), diskMisses.load(ordering: .relaxed))
-        case .miss: (0, 0)
+        case .shared, .miss: (0, 0)
         }
     }
 }

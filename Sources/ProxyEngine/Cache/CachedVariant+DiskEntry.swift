@@ -10,6 +10,15 @@ extension CachedVariant {
             madeAt: entry.fetchedAt)
     }
 
+    /// The index row for a variant that came whole from another tier (the shared tier), with the origin
+    /// validators it carries.
+    func diskEntry(key: String, now: Double) -> DiskEntry {
+        DiskEntry(
+            key: key, kind: .variant, sourceKey: sourceKey, size: body.readableBytes, contentType: contentType,
+            etag: etag, originETag: originValidators?.etag, originLastModified: originValidators?.lastModified,
+            fetchedAt: madeAt, expiresAt: expiresAt, lastAccess: now, revalidation: revalidation)
+    }
+
     /// The index row for this variant; it carries its original's validators so that, once stale, it is
     /// kept for revalidation like the original.
     func diskEntry(key: String, original: DiskEntry, now: Double) -> DiskEntry {

@@ -58,6 +58,15 @@ public final class ProxyMetrics: Sendable {
     public let cacheCapacity: [String: Gauge]
     public let memoryLimit: Gauge
     public let cpuSeconds: Counter
+    /// Shared tier reads by result: hit, miss, error (failed, timed out, damaged), skipped (breaker open).
+    let sharedReads: [String: Counter]
+    /// Shared tier writes by result: ok, error, dropped (the bounded write queue was full).
+    let sharedWrites: [String: Counter]
+    let sharedReadDuration: DurationHistogram
+    /// 1 while the shared tier's circuit breaker skips it.
+    let sharedBreakerOpen: Gauge
+    /// Purges applied from the shared tier's purge log (made through another replica, or this one).
+    let sharedPurgesApplied: Counter
     public let openFileDescriptors: Gauge
     public let startTime: Gauge
 
@@ -132,6 +141,23 @@ public final class ProxyMetrics: Sendable {
         memoryLimit = registry.makeGauge(
             descriptor: name("imageproxy_memory_limit", "bytes", "The process's memory limit from its cgroup (0 when unlimited)."))
         cpuSeconds = registry.makeCounter(descriptor: name("process_cpu_seconds", "total", "Total user and system CPU time spent in seconds."))
+        sharedReads = Dictionary(uniqueKeysWithValues: ["hit", "miss", "error", "skipped"].map { result in
+            (result, registry.makeCounter(
+                descriptor: name("imageproxy_shared_tier_reads", "total", "Shared tier lookups by result (hit, miss, error, skipped while its breaker is open)."),
+                labels: [("result", result)]))
+        })
+        sharedWrites = Dictionary(uniqueKeysWithValues: ["ok", "error", "dropped"].map { result in
+            (result, registry.makeCounter(
+                descriptor: name("imageproxy_shared_tier_writes", "total", "Shared tier writes by result (dropped: the write queue was full)."),
+                labels: [("result", result)]))
+        })
+        sharedReadDuration = registry.makeDurationHistogram(
+            descriptor: name("imageproxy_shared_tier_read_duration", "seconds", "Time of shared tier lookups."),
+            labels: [], buckets: Self.durationBuckets)
+        sharedBreakerOpen = registry.makeGauge(
+            descriptor: name("imageproxy_shared_tier_breaker_open", "", "1 while the shared tier is skipped after repeated failures."))
+        sharedPurgesApplied = registry.makeCounter(
+            descriptor: name("imageproxy_shared_tier_purges_applied", "total", "Purges read from the shared tier's purge log and applied here."))
         openFileDescriptors = registry.makeGauge(descriptor: name("process_open", "fds", "Number of open file descriptors."))
         startTime = registry.makeGauge(
             descriptor: name("process_start_time", "seconds", "Start time of the process since unix epoch in seconds."))

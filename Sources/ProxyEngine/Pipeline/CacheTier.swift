@@ -2,5 +2,5 @@ import ImageCore
 
 /// Where a response came from; a bounded set, also a metric label.
 public enum CacheTier: String, Sendable {
-    case memory, disk, miss
+    case memory, disk, shared, miss
 }

@@ -46,6 +46,8 @@ public final class ImagePipeline: Sendable {
     let sourceKeys: SourceKeyPolicy
     let allowAutoAVIF: Bool
     let metrics: ProxyMetrics
+    /// The fleet's shared result tier, below memory and disk (nil: off).
+    let sharedTier: SharedTier?
     /// Which downloaded originals go to disk.
     let originalAdmission: OriginalAdmission
     /// Downloaded originals in memory at once (arriving, or waiting for their transforms): sources are
@@ -85,9 +87,11 @@ public final class ImagePipeline: Sendable {
         memory: MemoryCache, disk: DiskCache, negative: NegativeCache, statistics: CacheStatistics,
         fetcher: OriginFetcher, pool: TransformPool, transformer: ImageTransformer,
         freshness: FreshnessPolicy, sourceKeys: SourceKeyPolicy, allowAutoAVIF: Bool, metrics: ProxyMetrics,
-        queues: QueueSettings = QueueSettings(), originalAdmission: OriginalAdmission = OriginalAdmission(policy: .always)
+        queues: QueueSettings = QueueSettings(), originalAdmission: OriginalAdmission = OriginalAdmission(policy: .always),
+        sharedTier: SharedTier? = nil
     ) {
         self.metrics = metrics
+        self.sharedTier = sharedTier
         self.originalAdmission = originalAdmission
         originalsInHand = PermitPool(capacity: max(4, pool.workers * 3))
         downloads = PriorityWorkQueue(
@@ -180,7 +184,7 @@ public final class ImagePipeline: Sendable {
         make: @escaping @Sendable (Original) async throws -> Produced
     ) async throws -> Outcome {
         let stale: (variant: CachedVariant, tier: CacheTier)?
-        switch await lookUp(key, conditions: conditions, now: now, timings: timings) {
+        switch await lookUp(key, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings) {
         case .found(let outcome): return outcome
         case .stale(let variant, let tier): stale = (variant, tier)
         case .missing: stale = nil
@@ -224,11 +228,13 @@ public final class ImagePipeline: Sendable {
         return Produced(variant: refreshed, tier: stale.tier)
     }
 
-    /// Keeps a new variant (memory now, disk in the background), unless the origin forbade storing.
+    /// Keeps a new variant (memory now, disk and the shared tier in the background), unless the origin
+    /// forbade storing.
     func store(_ variant: CachedVariant, bytes: [UInt8], key: VariantKey, original: Original, now: Double) {
         guard original.storable else { return }
         memory.insert(variant, for: key)
         disk.storeInBackground(bytes, as: variant.diskEntry(key: key.hex, original: original.entry, now: now))
+        sharedTier?.storeInBackground(variant, bytes: bytes, key: key, sourceFetchedAt: original.entry.fetchedAt)
     }
 
     /// What the caches hold for a key.
@@ -240,8 +246,9 @@ public final class ImagePipeline: Sendable {
         case missing
     }
 
-    /// Memory (no I/O, one short lock), then disk (the index first: a matching ETag needs no file read).
-    func lookUp(_ key: VariantKey, conditions: ClientConditions, now: Double, timings: RequestTimings) async -> Lookup {
+    /// Memory (no I/O, one short lock), then disk (the index first: a matching ETag needs no file read),
+    /// then the shared tier (a hit is kept in memory and on disk).
+    func lookUp(_ key: VariantKey, sourceKey: String, conditions: ClientConditions, now: Double, timings: RequestTimings) async -> Lookup {
         let usable = { (variant: CachedVariant) in variant.isUsable(at: now, onlyIfCached: conditions.onlyIfCached) }
         if let hit = memory.value(for: key) {
             record(.memory, hit: true)
@@ -251,7 +258,7 @@ public final class ImagePipeline: Sendable {
         record(.memory, hit: false)
         guard let entry = await timings.measure("disk", { await disk.entry(for: key.hex) }) else {
             record(.disk, hit: false)
-            return .missing
+            return await lookUpShared(key, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings)
         }
         let cached = CachedVariant(entry: entry, body: ByteBuffer())
         if usable(cached), let condition = conditions.ifNoneMatch, EntityTag.matches(condition, etag: entry.etag) {
@@ -269,6 +276,20 @@ public final class ImagePipeline: Sendable {
         guard usable(variant) else { return .stale(variant, .disk) }
         memory.insert(variant, for: key)
         return .found(outcome(variant, tier: .disk, conditions, timings))
+    }
+
+    /// The shared tier's answer for a memory and disk miss: a fresh, whole variant is kept in memory and
+    /// on disk and answered; anything else (off, miss, fault) is a miss.
+    func lookUpShared(
+        _ key: VariantKey, sourceKey: String, conditions: ClientConditions, now: Double, timings: RequestTimings
+    ) async -> Lookup {
+        guard let sharedTier else { return .missing }
+        guard let variant = await timings.measure("shared", { await sharedTier.variant(for: key, sourceKey: sourceKey, now: now) })
+        else { return .missing }
+        memory.insert(variant, for: key)
+        let bytes = Array(variant.body.readableBytesView)
+        disk.storeInBackground(bytes, as: variant.diskEntry(key: key.hex, now: now))
+        return .found(outcome(variant, tier: .shared, conditions, timings))
     }
 
     func outcome(_ variant: CachedVariant, tier: CacheTier, _ conditions: ClientConditions, _ timings: RequestTimings) -> Outcome {

@@ -1,0 +1,41 @@
+import Foundation
+import ImageCore
+
+/// Where the shared tier keeps things in its bucket, under `prefix`:
+/// - `v1/<sha256(source key)>/<variant key>`: the variants of one source in one folder, so a purge
+///   finds them with one listing;
+/// - `purges/<milliseconds since 1970, 16 digits>-<replica>`: the purge log, one small object per purge
+///   holding the source key (`*` for everything), read in key order by every replica. It grows by one
+///   object per purge: expire `<prefix>purges/` with a bucket lifecycle rule (a day is plenty).
+struct SharedTierLayout: Sendable {
+    let prefix: String
+
+    /// The purge-log body that stands for every source.
+    static let everything = "*"
+
+    var variantsFolder: String { prefix + "v1/" }
+    var purgeFolder: String { prefix + "purges/" }
+
+    func sourceFolder(sourceKey: String) -> String {
+        variantsFolder + sha256Hex(Array(sourceKey.utf8)) + "/"
+    }
+
+    func variantKey(sourceKey: String, variant: String) -> String {
+        sourceFolder(sourceKey: sourceKey) + variant
+    }
+
+    /// The time (seconds since 1970) a purge-log key was written at; nil for another key.
+    func time(ofPurgeKey key: String) -> Double? {
+        guard key.hasPrefix(purgeFolder) else { return nil }
+        let digits = key.dropFirst(purgeFolder.count).prefix(16)
+        guard digits.count == 16, let milliseconds = Int64(digits) else { return nil }
+        return Double(milliseconds) / 1000
+    }
+
+    /// The purge-log key of a purge at `time` by `replica` (keys sort by time).
+    func purgeKey(at time: Double, replica: String) -> String {
+        let milliseconds = max(0, min(9_999_999_999_999_999, Int64((time * 1000).rounded(.down))))
+        let digits = String(milliseconds)
+        return purgeFolder + String(repeating: "0", count: max(0, 16 - digits.count)) + digits + "-" + replica
+    }
+}

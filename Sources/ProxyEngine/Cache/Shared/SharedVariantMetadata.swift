@@ -1,0 +1,69 @@
+import Foundation
+import ImageCore
+import NIOCore
+
+/// What a variant's object in the shared tier carries besides its bytes, as one user-metadata field
+/// (`x-amz-meta-imageproxy`: base64 of JSON): what an answer needs (content type, ETag, freshness, the
+/// origin's validators, how it may be reused) and what proves the bytes whole (length and SHA-256).
+struct SharedVariantMetadata: Codable, Equatable {
+    var version = 1
+    var sourceKey: String
+    var contentType: String
+    var etag: String
+    var expiresAt: Double
+    var madeAt: Double
+    var revalidation: Revalidation
+    var originETag: String?
+    var originLastModified: String?
+    /// When the source it was made from was downloaded or revalidated (seconds since 1970): a purge of
+    /// the source after that makes it stale.
+    var sourceFetchedAt: Double
+    var length: Int
+    var sha256: String
+
+    /// The metadata field's name (S3 sends it back as `x-amz-meta-imageproxy`).
+    static let field = "imageproxy"
+
+    init(variant: CachedVariant, bytes: [UInt8], sourceFetchedAt: Double) {
+        self.sourceFetchedAt = sourceFetchedAt
+        sourceKey = variant.sourceKey
+        contentType = variant.contentType
+        etag = variant.etag
+        expiresAt = variant.expiresAt
+        madeAt = variant.madeAt
+        revalidation = variant.revalidation
+        originETag = variant.originValidators?.etag
+        originLastModified = variant.originValidators?.lastModified
+        length = bytes.count
+        sha256 = sha256Hex(bytes)
+    }
+
+    /// Read back from an answer's headers (names lower-cased); nil when absent or malformed.
+    init?(headers: [String: String]) {
+        guard let encoded = headers["x-amz-meta-" + Self.field], encoded.utf8.count <= 16_384,
+            let json = Data(base64Encoded: encoded),
+            let decoded = try? JSONDecoder().decode(SharedVariantMetadata.self, from: json), decoded.version == 1
+        else { return nil }
+        self = decoded
+    }
+
+    /// The user metadata to send with the object.
+    var headers: [String: String] {
+        let json = (try? JSONEncoder().encode(self)) ?? Data()
+        return [Self.field: json.base64EncodedString()]
+    }
+
+    /// Whether `bytes` are the whole variant this describes (length and digest).
+    func describes(_ bytes: [UInt8]) -> Bool {
+        bytes.count == length && sha256Hex(bytes) == sha256
+    }
+
+    /// The variant, with `body`.
+    func variant(body: [UInt8]) -> CachedVariant {
+        let validators = originETag != nil || originLastModified != nil
+            ? OriginValidators(etag: originETag, lastModified: originLastModified) : nil
+        return CachedVariant(
+            body: ByteBuffer(bytes: body), contentType: contentType, etag: etag, expiresAt: expiresAt, storable: true,
+            revalidation: revalidation, sourceKey: sourceKey, originValidators: validators, madeAt: madeAt)
+    }
+}
