@@ -80,43 +80,104 @@ import Testing
         return try await condition()
     }
 
+    /// The environment of a replica process: S3 sources and the shared tier on `store`, credentials from
+    /// the standard AWS variables, its own empty cache folder.
+    static func replicaEnvironment(_ store: ObjectStore, cache: String) -> [String: String] {
+        [
+            "IMAGEPROXY_CACHE_DIR": cache, "IMAGEPROXY_SOURCES_S3_ENDPOINT": store.endpoint,
+            "IMAGEPROXY_SOURCES_S3_BUCKETS": "images", "AWS_ACCESS_KEY_ID": ObjectStore.accessKey,
+            "AWS_SECRET_ACCESS_KEY": ObjectStore.secretKey, "IMAGEPROXY_CACHE_SHARED_ENDPOINT": store.endpoint,
+            "IMAGEPROXY_CACHE_SHARED_BUCKET": "cache", "IMAGEPROXY_CACHE_SHARED_PREFIX": "processes/",
+            "IMAGEPROXY_CACHE_SHARED_TIMEOUT_MS": "1000",
+        ]
+    }
+
+    static func path(_ variant: [(String, String)]) -> String {
+        "/img?" + variant.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)" }.joined(separator: "&")
+    }
+
+    static func processMetrics(_ replica: ServiceProcess) async throws -> PrometheusText {
+        try PrometheusText(String(decoding: try await httpGet(port: replica.port, path: "/metrics").body, as: UTF8.self))
+    }
+
+    /// Three ImageProxy processes sharing one bucket, requests round-robin: each of 50 variants is
+    /// transformed once across the fleet, every later request is a hit somewhere, and a replica restarted
+    /// with an empty disk answers from the bucket without a download or a transform.
     @Test func aFleetTransformsEachVariantOnceAndARestartedReplicaAnswersFromTheBucket() async throws {
         try await withObjectStore(buckets: ["images", "cache"]) { store in
             try Self.upload(store)
-            let configurations = (0..<3).map { _ in Self.replica(store) }
-            try await Self.withFleet(configurations) { proxies, runtimes in
-                let variants = Self.variants()
-                #expect(variants.count == 50)
-                // Round-robin: every variant once, each on some replica.
-                for (index, variant) in variants.enumerated() {
-                    let response = try await proxies[index % 3].image(variant)
-                    #expect(response.status == .ok && response.headers[.xCacheTier] == "miss", "\(variant): \(response.text)")
-                }
-                #expect(try await Self.eventually(10) { runtimes.map { Self.sharedWrites($0, "ok") }.reduce(0, +) == 50 })
-                // Shifted by one: each variant now asked of a replica that never made it.
-                for (index, variant) in variants.enumerated() {
-                    let response = try await proxies[(index + 1) % 3].image(variant)
-                    #expect(response.status == .ok && response.headers[.xCacheTier] == "shared", "\(variant)")
-                }
-                #expect(runtimes.map(Self.transforms).reduce(0, +) == 50, "each variant transformed once across the fleet")
-                let status = try await proxies[1].execute(uri: "/status/live", method: .get, headers: [:], body: nil).text
-                #expect(status.contains("<h2>Shared tier</h2>") && status.contains("in use"), "the status page shows the tier")
-                // Every later request is a hit somewhere.
-                for (index, variant) in variants.enumerated() {
-                    let response = try await proxies[(index + 2) % 3].image(variant)
-                    #expect(["memory", "disk", "shared"].contains(response.headers[.xCacheTier] ?? ""), "\(variant)")
-                }
-                #expect(runtimes.map(Self.transforms).reduce(0, +) == 50)
+            let folders = (0..<4).map { _ in FileManager.default.temporaryDirectory.appendingPathComponent("fleet-\(UUID().uuidString)").path }
+            defer { folders.forEach { try? FileManager.default.removeItem(atPath: $0) } }
+            var replicas: [ServiceProcess] = []
+            for folder in folders.prefix(3) {
+                replicas.append(try await ServiceProcess(environment: Self.replicaEnvironment(store, cache: folder)))
             }
-            // A new replica with an empty disk: answers from the bucket, no download, no transform.
-            try await Self.withFleet([Self.replica(store)]) { proxies, runtimes in
-                for variant in Self.variants().prefix(10) {
-                    let response = try await proxies[0].image(variant)
-                    #expect(response.status == .ok && response.headers[.xCacheTier] == "shared")
+            defer { replicas.forEach { $0.signal(SIGKILL) } }
+            let variants = Self.variants()
+            #expect(variants.count == 50)
+            func ask(_ replica: ServiceProcess, _ variant: [(String, String)]) async throws -> (Int, String, Data) {
+                let (status, body, headers) = try await httpRequest(port: replica.port, path: Self.path(variant))
+                return (status, headers["x-cache"] ?? "", body)
+            }
+            for (index, variant) in variants.enumerated() {
+                let (status, tier, _) = try await ask(replicas[index % 3], variant)
+                #expect(status == 200 && tier == "miss", "\(variant): \(status) \(tier)")
+            }
+            #expect(try await Self.eventually(15) {
+                var written = 0.0
+                for replica in replicas {
+                    written += try await Self.processMetrics(replica).samples["imageproxy_shared_tier_writes_total{result=\"ok\"}"] ?? 0
                 }
-                let samples = Self.metrics(runtimes[0]).samples
-                #expect(Self.transforms(runtimes[0]) == 0)
-                #expect(samples.filter { $0.key.hasPrefix("imageproxy_origin_requests_total") }.values.reduce(0, +) == 0)
+                return written == 50
+            })
+            // Shifted by one: each variant asked of a replica that never made it.
+            for (index, variant) in variants.enumerated() {
+                let (status, tier, body) = try await ask(replicas[(index + 1) % 3], variant)
+                #expect(status == 200 && tier == "shared", "\(variant): \(tier)")
+                #expect(try VipsImage.decode([UInt8](body)).width == Int(variant[1].1))
+            }
+            for (index, variant) in variants.enumerated() {
+                let (_, tier, _) = try await ask(replicas[(index + 2) % 3], variant)
+                #expect(["memory", "disk", "shared"].contains(tier), "\(variant): \(tier)")
+            }
+            var transforms = 0.0
+            for replica in replicas { transforms += try await Self.processMetrics(replica).samples["imageproxy_output_bytes_count"] ?? 0 }
+            #expect(transforms == 50, "each variant transformed once across the fleet")
+
+            // Replica 2 restarted with an empty disk: it answers from the bucket, no download, no transform.
+            replicas[2].signal(SIGTERM)
+            _ = await replicas[2].waitForExit(timeout: .seconds(30))
+            replicas[2] = try await ServiceProcess(environment: Self.replicaEnvironment(store, cache: folders[3]))
+            for variant in variants.prefix(10) {
+                let (status, tier, _) = try await ask(replicas[2], variant)
+                #expect(status == 200 && tier == "shared", "\(variant): \(tier)")
+            }
+            let restarted = try await Self.processMetrics(replicas[2]).samples
+            #expect((restarted["imageproxy_output_bytes_count"] ?? 0) == 0)
+            #expect(restarted.filter { $0.key.hasPrefix("imageproxy_origin_requests_total") }.values.reduce(0, +) == 0)
+            let status = String(decoding: try await httpGet(port: replicas[1].port, path: "/status/live").body, as: UTF8.self)
+            #expect(status.contains("<h2>Shared tier</h2>") && status.contains("in use"), "the status page shows the tier")
+        }
+    }
+
+    @Test func withStoredOriginalsAReplicaTransformsANewVariantWithoutDownloading() async throws {
+        try await withObjectStore(buckets: ["images", "cache"]) { store in
+            try Self.upload(store)
+            var first = Self.replica(store, prefix: "originals/")
+            first.cache.shared.storeOriginals = true
+            var second = Self.replica(store, prefix: "originals/")
+            second.cache.shared.storeOriginals = true
+            try await Self.withFleet([first, second]) { proxies, runtimes in
+                let made = try await proxies[0].image([("url", "s3://images/photos/5.jpg"), ("w", "100"), ("format", "png")])
+                #expect(made.status == .ok && made.headers[.xCacheTier] == "miss")
+                #expect(try await Self.eventually(10) { Self.sharedWrites(runtimes[0], "ok") == 2 }, "the variant and the original")
+                let other = try await proxies[1].image([("url", "s3://images/photos/5.jpg"), ("w", "130"), ("format", "png")])
+                #expect(other.status == .ok && other.headers[.xCacheTier] == "miss")
+                #expect(try VipsImage.decode(other.bytes).width == 130)
+                let samples = Self.metrics(runtimes[1]).samples
+                #expect(samples.filter { $0.key.hasPrefix("imageproxy_origin_requests_total") }.values.reduce(0, +) == 0,
+                        "the second replica took the original from the bucket")
+                #expect(Self.transforms(runtimes[1]) == 1)
             }
         }
     }

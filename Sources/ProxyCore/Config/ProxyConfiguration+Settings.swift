@@ -69,6 +69,7 @@ extension ProxyConfiguration {
         .integer("cache.shared.writeTimeoutMs", 1...600_000, \.cache.shared.writeTimeoutMilliseconds),
         .integer("cache.shared.maxPendingWriteBytes", 0...(1 << 34), \.cache.shared.maxPendingWriteBytes),
         .integer("cache.shared.purgePollMs", 100...600_000, \.cache.shared.purgePollMilliseconds),
+        .boolean("cache.shared.storeOriginals", \.cache.shared.storeOriginals),
         .text("cache.adminToken", "a token (empty turns the admin routes off)", \.cache.adminToken, allowEmpty: true).secret(),
         .boolean("allow.loopbackSources", \.fetch.policy.allowLoopback),
         .boolean("allow.privateSources", \.fetch.policy.allowPrivate),

@@ -46,8 +46,13 @@ extension ImagePipeline {
                 try await downloads.run(key: jobKey, priority: priority) {
                     // The permit travels with the bytes and is given back when the last copy goes away.
                     let permit = try await self.originalsInHand.acquire()
-                    var original = try await self.download(
-                        source, sourceKey: sourceKey, key: key, stored: stored, variantValidators: variantValidators)
+                    var original: Original
+                    if variantValidators == nil, let shared = await self.sharedOriginal(sourceKey: sourceKey, key: key, now: now) {
+                        original = shared
+                    } else {
+                        original = try await self.download(
+                            source, sourceKey: sourceKey, key: key, stored: stored, variantValidators: variantValidators)
+                    }
                     original.permit = permit
                     return original
                 }
@@ -98,11 +103,22 @@ extension ImagePipeline {
         return downloaded(fetched, key: key, sourceKey: sourceKey, now: now)
     }
 
-    /// A fresh download, stored on disk (in the background) unless the origin forbade storing.
+    /// A fresh download, stored on disk and in the shared tier (in the background) unless the origin
+    /// forbade storing.
     private func downloaded(_ fetched: FetchedSource, key: String, sourceKey: String, now: Double) -> Original {
         let original = describe(fetched, key: key, sourceKey: sourceKey, now: now)
         if original.storable, originalAdmission.admits(sourceKey) { disk.storeInBackground(original.bytes, as: original.entry) }
+        if original.storable { sharedTier?.storeOriginalInBackground(original.bytes, entry: original.entry) }
         return original
+    }
+
+    /// The original from the shared tier (`cache.shared.storeOriginals`), kept on disk too: no download.
+    func sharedOriginal(sourceKey: String, key: String, now: Double) async -> Original? {
+        guard let sharedTier, let (bytes, entry) = await sharedTier.original(sourceKey: sourceKey, key: key, now: now) else {
+            return nil
+        }
+        if originalAdmission.admits(sourceKey) { disk.storeInBackground(bytes, as: entry) }
+        return Original(bytes: bytes, expiresAt: entry.expiresAt, storable: true, revalidated: false, entry: entry)
     }
 
     private func describe(_ fetched: FetchedSource, key: String, sourceKey: String, now: Double) -> Original {

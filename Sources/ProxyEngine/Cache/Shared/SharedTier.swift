@@ -34,6 +34,10 @@ public final class SharedTier: Sendable {
         /// Milliseconds between reads of the purge log. Default 2000 (a purge reaches every replica
         /// within about that, well inside 10 s).
         public var purgePollMilliseconds = 2_000
+        /// Whether downloaded originals are kept in the bucket too (`<prefix>v1/<source>/original`), so a
+        /// replica that has a source's original nowhere else transforms a new variant without downloading
+        /// it again. Default false (sources are often larger than all their variants together).
+        public var storeOriginals = false
         /// Failures in a row that open the breaker, and seconds it stays open. Defaults 5 and 10.
         public var breakerThreshold = 5
         public var breakerOpenSeconds = 10
@@ -172,6 +176,49 @@ public final class SharedTier: Sendable {
             record(success: false)
             count(read: "error")
             return nil
+        }
+    }
+
+    /// The original of `sourceKey` when the bucket holds it whole and fresh at `now` (only with
+    /// ``Settings/storeOriginals``): its bytes and its index row under `key`.
+    public func original(sourceKey: String, key: String, now: Double) async -> (bytes: [UInt8], entry: DiskEntry)? {
+        guard settings.storeOriginals, mayCall() else { return nil }
+        let answer = await client.get(
+            layout.originalKey(sourceKey: sourceKey), timeoutMilliseconds: settings.timeoutMilliseconds, maxBytes: 256 << 20)
+        guard case .success(let answer) = answer else {
+            record(success: false)
+            return nil
+        }
+        record(success: answer.status == 200 || answer.status == 404)
+        guard answer.status == 200, let metadata = SharedVariantMetadata(headers: answer.headers), metadata.describes(answer.body),
+            metadata.sourceKey == sourceKey, metadata.sourceFetchedAt > lastPurge(of: sourceKey), metadata.expiresAt > now
+        else { return nil }
+        return (answer.body, metadata.originalEntry(key: key, now: now))
+    }
+
+    /// Writes a downloaded original in the background (only with ``Settings/storeOriginals``), under the
+    /// same bounded queue as variants.
+    public func storeOriginalInBackground(_ bytes: [UInt8], entry: DiskEntry) {
+        guard settings.storeOriginals, entry.fetchedAt > lastPurge(of: entry.sourceKey), mayCall() else { return }
+        let admitted = pendingWriteBytes.withLock { pending in
+            guard pending + bytes.count <= settings.maxPendingWriteBytes else { return false }
+            pending += bytes.count
+            return true
+        }
+        guard admitted else {
+            count(write: "dropped")
+            return
+        }
+        let metadata = SharedVariantMetadata(original: entry, bytes: bytes)
+        let objectKey = layout.originalKey(sourceKey: entry.sourceKey)
+        Task.detached { [self] in
+            defer { pendingWriteBytes.withLock { $0 -= bytes.count } }
+            let answer = await client.put(
+                objectKey, body: bytes, contentType: entry.contentType, metadata: metadata.headers,
+                timeoutMilliseconds: settings.writeTimeoutMilliseconds)
+            let ok = (try? answer.get().status).map { (200...299).contains($0) } ?? false
+            record(success: ok)
+            count(write: ok ? "ok" : "error")
         }
     }
 

@@ -3,7 +3,7 @@ import ImageCore
 
 /// Where the shared tier keeps things in its bucket, under `prefix`:
 /// - `v1/<sha256(source key)>/<variant key>`: the variants of one source in one folder, so a purge
-///   finds them with one listing;
+///   finds them with one listing (and `.../original`, the source itself, with `storeOriginals`);
 /// - `purges/<milliseconds since 1970, 16 digits>-<replica>`: the purge log, one small object per purge
 ///   holding the source key (`*` for everything), read in key order by every replica. It grows by one
 ///   object per purge: expire `<prefix>purges/` with a bucket lifecycle rule (a day is plenty).
@@ -18,6 +18,11 @@ struct SharedTierLayout: Sendable {
 
     func sourceFolder(sourceKey: String) -> String {
         variantsFolder + sha256Hex(Array(sourceKey.utf8)) + "/"
+    }
+
+    /// Where a source's original is kept (with its variants, so a purge removes it too).
+    func originalKey(sourceKey: String) -> String {
+        sourceFolder(sourceKey: sourceKey) + "original"
     }
 
     func variantKey(sourceKey: String, variant: String) -> String {

@@ -38,6 +38,29 @@ struct SharedVariantMetadata: Codable, Equatable {
         sha256 = sha256Hex(bytes)
     }
 
+    /// An original's: its index row's fields (the ETag is the row's own hash of the bytes).
+    init(original entry: DiskEntry, bytes: [UInt8]) {
+        sourceKey = entry.sourceKey
+        contentType = entry.contentType
+        etag = entry.etag
+        expiresAt = entry.expiresAt
+        madeAt = entry.fetchedAt
+        revalidation = entry.revalidation
+        originETag = entry.originETag
+        originLastModified = entry.originLastModified
+        sourceFetchedAt = entry.fetchedAt
+        length = bytes.count
+        sha256 = sha256Hex(bytes)
+    }
+
+    /// The disk index row of an original read back, under `key`.
+    func originalEntry(key: String, now: Double) -> DiskEntry {
+        DiskEntry(
+            key: key, kind: .original, sourceKey: sourceKey, size: length, contentType: contentType, etag: etag,
+            originETag: originETag, originLastModified: originLastModified, fetchedAt: sourceFetchedAt,
+            expiresAt: expiresAt, lastAccess: now, revalidation: revalidation)
+    }
+
     /// Read back from an answer's headers (names lower-cased); nil when absent or malformed.
     init?(headers: [String: String]) {
         guard let encoded = headers["x-amz-meta-" + Self.field], encoded.utf8.count <= 16_384,
