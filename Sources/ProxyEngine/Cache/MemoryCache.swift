@@ -111,8 +111,13 @@ public final class MemoryCache: TransformMemoryLender {
         if evicted >= Self.trimAfterEvictingBytes { Vips.releaseFreeMemory() }
     }
 
+    /// A transform gave its loan back. After a large one (``trimAfterEvictingBytes`` or more) malloc's
+    /// free pages go back to the kernel at once: the transform's own small and mid-sized blocks (libvips'
+    /// regions, the encoders' buffers below the mmap threshold) are free now but would stay resident, and
+    /// the next large transform would come on top of them.
     public func takeBack(_ bytes: Int) {
         state.withLock { $0.lent -= bytes }
+        if bytes >= Self.trimAfterEvictingBytes { Vips.releaseFreeMemory() }
     }
 
     /// Evicts least recently used entries (never `keeping`) until at most `bytes` are held.
