@@ -24,6 +24,8 @@ export interface ImageOptions {
   filters?: string[];
   /** A tiny blurred placeholder. */
   lqip?: boolean;
+  /** A byte budget, 1024..10485760: JPEG, WebP and AVIF are encoded at lower qualities until they fit (`max_bytes`). */
+  maxBytes?: number;
 }
 
 export function imagePath(source: string, options?: ImageOptions): string;

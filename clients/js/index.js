@@ -6,7 +6,7 @@
 const PARAMETERS = [
   ["width", "w"], ["height", "h"], ["fit", "fit"], ["gravity", "g"], ["focalPoint", "fp"], ["crop", "crop"],
   ["format", "format"], ["quality", "q"], ["dpr", "dpr"], ["background", "bg"], ["enlarge", "enlarge"],
-  ["progressive", "progressive"], ["filters", "filter"], ["lqip", "lqip"],
+  ["progressive", "progressive"], ["filters", "filter"], ["lqip", "lqip"], ["maxBytes", "max_bytes"],
 ];
 
 function parameterValue(name, value) {
@@ -19,13 +19,14 @@ function parameterValue(name, value) {
 /**
  * The path and query of an /img request: `/img?url=<source>&w=...`. Parameters are written in a fixed
  * order, so one set of options always gives one URL (one cache entry, one signature).
- * @param {string} source absolute http(s) URL of the source image
+ * @param {string} source absolute http(s) URL of the source image, or `s3://bucket/key` (an object on the
+ *   server's S3 endpoint, in a bucket it lists)
  * @param {import("./index.js").ImageOptions} [options]
  * @returns {string}
  */
 export function imagePath(source, options = {}) {
-  if (typeof source !== "string" || !/^https?:\/\//i.test(source)) {
-    throw new TypeError(`source must be an absolute http(s) URL, got ${JSON.stringify(source)}`);
+  if (typeof source !== "string" || !/^(https?|s3):\/\//i.test(source)) {
+    throw new TypeError(`source must be an absolute http(s) URL or s3://bucket/key, got ${JSON.stringify(source)}`);
   }
   const known = new Set(PARAMETERS.map(([name]) => name));
   for (const name of Object.keys(options)) {
@@ -114,7 +115,7 @@ export function responsiveImage({ base, source, widths, sizes = "100vw", options
  */
 export function createNextLoader({ base, sourceBase, format = "auto", options = {} }) {
   return function imageProxyLoader({ src, width, quality }) {
-    const source = /^https?:\/\//i.test(src) ? src : new URL(src, sourceBase).toString();
+    const source = /^(https?|s3):\/\//i.test(src) ? src : new URL(src, sourceBase).toString();
     return imageURL(base, source, { ...options, width, quality, format });
   };
 }

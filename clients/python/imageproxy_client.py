@@ -20,7 +20,7 @@ __all__ = ["image_path", "image_url", "sign", "signed_image_url", "srcset"]
 _PARAMETERS = [
     ("width", "w"), ("height", "h"), ("fit", "fit"), ("gravity", "g"), ("focal_point", "fp"), ("crop", "crop"),
     ("format", "format"), ("quality", "q"), ("dpr", "dpr"), ("background", "bg"), ("enlarge", "enlarge"),
-    ("progressive", "progressive"), ("filters", "filter"), ("lqip", "lqip"),
+    ("progressive", "progressive"), ("filters", "filter"), ("lqip", "lqip"), ("max_bytes", "max_bytes"),
 ]
 
 
@@ -35,9 +35,10 @@ def _value(name, value):
 
 
 def image_path(source, **options):
-    """The path and query of an /img request for ``source`` (an absolute http(s) URL)."""
-    if not isinstance(source, str) or not source.lower().startswith(("http://", "https://")):
-        raise ValueError("source must be an absolute http(s) URL, got %r" % (source,))
+    """The path and query of an /img request for ``source`` (an absolute http(s) URL, or ``s3://bucket/key``
+    for an object on the server's S3 endpoint)."""
+    if not isinstance(source, str) or not source.lower().startswith(("http://", "https://", "s3://")):
+        raise ValueError("source must be an absolute http(s) URL or s3://bucket/key, got %r" % (source,))
     known = {name for name, _ in _PARAMETERS}
     unknown = sorted(set(options) - known)
     if unknown:

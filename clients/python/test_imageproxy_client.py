@@ -41,6 +41,10 @@ class BuildingAndSigning(unittest.TestCase):
                                "&fp=0.3%2C0.6&crop=0%2C0%2C0.5%2C1.0&format=webp&q=70&bg=ff0000&enlarge=1"
                                "&filter=grayscale%2Cround%3A20")
 
+    def test_s3_sources_and_size_targets(self):
+        self.assertEqual(image_path("s3://images/a b.jpg", width=300, max_bytes=20000),
+                         "/img?url=s3%3A%2F%2Fimages%2Fa%20b.jpg&w=300&max_bytes=20000")
+
     def test_bad_input(self):
         with self.assertRaises(ValueError):
             image_path("/relative.jpg")

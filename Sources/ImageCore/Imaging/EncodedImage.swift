@@ -8,6 +8,10 @@ public struct EncodedImage: Sendable {
     public var width: Int
     /// Output height in pixels.
     public var height: Int
+    /// The quality it was encoded at, when a size target chose it (`max_bytes`).
+    public var chosenQuality: Int?
+    /// Whether it fits the size target (false: even the lowest quality tried was larger); nil without one.
+    public var fitsSizeTarget: Bool?
 
     public init(bytes: [UInt8], format: OutputFormat, width: Int, height: Int) {
         self.bytes = bytes

@@ -13,4 +13,14 @@ public struct EncodingSettings: Sendable, Equatable {
 
     /// The defaults.
     public init() {}
+
+    /// The default quality of a lossy format (PNG and GIF have none: 100).
+    func defaultQuality(for format: OutputFormat) -> Int {
+        switch format {
+        case .jpeg: jpegQuality
+        case .webp: webpQuality
+        case .avif: avifQuality
+        case .png, .gif: 100
+        }
+    }
 }

@@ -1,3 +1,5 @@
+import CVipsShim
+
 /// Turns source bytes into an encoded variant: sniff, header check, resize (and crop), sRGB, pad,
 /// filters, encode. Animated GIF/WebP sources stay animated (up to `maxFrames`) when the output is GIF
 /// or WebP and every step works frame by frame (contain/fill, colour-only filters).
@@ -137,6 +139,16 @@ public struct ImageTransformer: Sendable {
         case .jpegOrPNG: image.hasAlpha ? .png : .jpeg
         }
         deadline.watch(image)
+        if let budget = request.maxBytes, !request.placeholder, SizeTargetEncoder.applies(to: output) {
+            // Several encodes of one image: materialised once (a lazy pipeline can be saved only once).
+            let ready = try image.producing { ipx_vips_copy_memory($0, $1) }
+            let start = request.quality ?? encoding.defaultQuality(for: output)
+            return try SizeTargetEncoder(budget: budget, startQuality: start).search { (quality) throws(ImagingError) in
+                try ready.encoded(
+                    as: output, quality: quality, settings: encoding, background: request.background,
+                    progressive: request.progressive)
+            }
+        }
         return try image.encoded(
             as: output, quality: request.placeholder ? Self.placeholderQuality : request.quality, settings: encoding,
             background: request.background, progressive: request.progressive)

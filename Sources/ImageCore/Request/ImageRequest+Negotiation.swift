@@ -53,6 +53,7 @@ extension ImageRequest {
         canonical += "|progressive=\(progressive ? 1 : 0)|lqip=\(placeholder ? 1 : 0)"
         // Added only when present, so that every key made before `crop` existed stays the same.
         if let crop { canonical += "|crop=\(crop)" }
+        if let maxBytes { canonical += "|max_bytes=\(maxBytes)" }
         return VariantKey(hashing: canonical)
     }
 }

@@ -12,7 +12,11 @@ extension ImageRequest {
     /// The parameters `/img` accepts; anything else is a 400.
     static let knownParameters: Set<String> = [
         "url", "w", "h", "fit", "format", "q", "dpr", "filter", "enlarge", "g", "fp", "bg", "progressive", "lqip", "crop",
+        "max_bytes",
     ]
+
+    /// The byte budgets `max_bytes` accepts: 1 KiB to 10 MiB.
+    public static let maxBytesRange = 1_024...10_485_760
 
     /// Parses the decoded query parameters of `/img`.
     ///
@@ -66,6 +70,14 @@ extension ImageRequest {
                 throw RequestError(parameter: "q", problem: "must be an integer in 1...100")
             }
             quality = value
+        }
+        if let text = values["max_bytes"] {
+            guard text.utf8.count <= 9, let value = Int(text), Self.maxBytesRange.contains(value) else {
+                throw RequestError(
+                    parameter: "max_bytes",
+                    problem: "must be an integer in \(Self.maxBytesRange.lowerBound)...\(Self.maxBytesRange.upperBound) (bytes)")
+            }
+            maxBytes = value
         }
         enlarge = try Self.flag(values["enlarge"], name: "enlarge")
         progressive = try Self.flag(values["progressive"], name: "progressive")

@@ -14,6 +14,9 @@ public struct ImageRequest: Sendable, Hashable {
     public var format: RequestedFormat = .auto
     /// Encoder quality 1...100; nil means the format's configured default.
     public var quality: Int?
+    /// A byte budget for the output (`max_bytes`, 1 KiB...10 MiB): JPEG, WebP and AVIF are encoded at
+    /// lower qualities until they fit (``SizeTargetEncoder``); PNG and GIF ignore it.
+    public var maxBytes: Int?
     /// Filters applied after resizing, in order.
     public var filters: [ImageFilter] = []
     /// Where `fit=cover` crops around.

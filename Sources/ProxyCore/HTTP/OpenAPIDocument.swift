@@ -215,6 +215,17 @@ public enum OpenAPIDocument {
             }
           },
           {
+            "name": "max_bytes",
+            "in": "query",
+            "required": false,
+            "description": "A byte budget for the output: JPEG, WebP and AVIF are encoded at lower qualities until they fit (at most 6 encodes, starting from q or the format's default; the quality chosen is in Server-Timing as quality;desc=N). PNG and GIF ignore it. When even the lowest quality tried is larger, the smallest encoding is answered (Server-Timing says N-over-max-bytes).",
+            "schema": {
+              "type": "integer",
+              "minimum": 1024,
+              "maximum": 10485760
+            }
+          },
+          {
             "name": "sig",
             "in": "query",
             "required": false,
@@ -681,6 +692,17 @@ public enum OpenAPIDocument {
                 "true",
                 "false"
               ]
+            }
+          },
+          {
+            "name": "max_bytes",
+            "in": "query",
+            "required": false,
+            "description": "A byte budget for the output: JPEG, WebP and AVIF are encoded at lower qualities until they fit (at most 6 encodes, starting from q or the format's default; the quality chosen is in Server-Timing as quality;desc=N). PNG and GIF ignore it. When even the lowest quality tried is larger, the smallest encoding is answered (Server-Timing says N-over-max-bytes).",
+            "schema": {
+              "type": "integer",
+              "minimum": 1024,
+              "maximum": 10485760
             }
           },
           {

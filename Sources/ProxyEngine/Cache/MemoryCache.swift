@@ -99,7 +99,7 @@ public final class MemoryCache: TransformMemoryLender {
 
     /// Lends `bytes` to a transform: entries are evicted down to the smaller budget, and when that frees
     /// ``trimAfterEvictingBytes`` or more, malloc's free pages are handed back to the kernel right away
-    /// (``Vips/releaseFreeMemory()``). Most entries are small blocks inside malloc's heaps: freed, they stay
+    /// (``MallocTrim``, at most every 250 ms). Most entries are small blocks inside malloc's heaps: freed, they stay
     /// resident until a trim, so without it the transform's buffers came on top of the evicted entries'
     /// pages and the process peaked a transform's size above the tier (the hostile soak: 536 MB).
     public func lend(_ bytes: Int) {
@@ -108,7 +108,7 @@ public final class MemoryCache: TransformMemoryLender {
             return evictBeyond(limit(state), keeping: nil, in: &state)
         }
         // Outside the lock, once the evicted entries are released (a response still sending one keeps it).
-        if evicted >= Self.trimAfterEvictingBytes { Vips.releaseFreeMemory() }
+        if evicted >= Self.trimAfterEvictingBytes { MallocTrim.soon() }
     }
 
     /// A transform gave its loan back. After a large one (``trimAfterEvictingBytes`` or more) malloc's
@@ -117,7 +117,7 @@ public final class MemoryCache: TransformMemoryLender {
     /// the next large transform would come on top of them.
     public func takeBack(_ bytes: Int) {
         state.withLock { $0.lent -= bytes }
-        if bytes >= Self.trimAfterEvictingBytes { Vips.releaseFreeMemory() }
+        if bytes >= Self.trimAfterEvictingBytes { MallocTrim.soon() }
     }
 
     /// Evicts least recently used entries (never `keeping`) until at most `bytes` are held.

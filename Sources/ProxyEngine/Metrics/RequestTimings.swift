@@ -15,6 +15,8 @@ public final class RequestTimings: Sendable {
         var cacheTier: String = "none"
         var sourceHost: String?
         var requestID: String?
+        /// Named facts without a duration (`quality;desc=62`).
+        var descriptions: [(name: String, text: String)] = []
     }
 
     private let state = Mutex(State())
@@ -24,6 +26,12 @@ public final class RequestTimings: Sendable {
     /// Records a finished stage (`queue`, `fetch`, `transform`, ...).
     public func record(_ name: String, _ duration: Duration) {
         state.withLock { $0.stages.append(Stage(name: name, duration: duration)) }
+    }
+
+    /// Adds a fact without a duration to `Server-Timing` (`name;desc=text`; `text` is a token: letters,
+    /// digits, `-`, `_`, `.`).
+    public func describe(_ name: String, _ text: String) {
+        state.withLock { $0.descriptions.append((name, text)) }
     }
 
     /// Times `work` as stage `name`.
@@ -57,6 +65,7 @@ public final class RequestTimings: Sendable {
     /// The `Server-Timing` header value: `cache;desc=miss, fetch;dur=38.2, ..., total;dur=61.0`.
     public func serverTiming(total: Duration) -> String {
         var parts = ["cache;desc=\(cacheTier)"]
+        for (name, text) in state.withLock({ $0.descriptions }) { parts.append("\(name);desc=\(text)") }
         for stage in stages {
             parts.append("\(stage.name);dur=\(Self.milliseconds(stage.duration))")
         }

@@ -166,6 +166,10 @@ public final class ImagePipeline: Sendable {
             }
             self.metrics.recordTransform(
                 format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
+            if let quality = encoded.chosenQuality {
+                // `max_bytes`: the quality the size target chose, and whether it was met.
+                timings.describe("quality", encoded.fitsSizeTarget == false ? "\(quality)-over-max-bytes" : "\(quality)")
+            }
             let variant = CachedVariant(
                 body: ByteBuffer(bytes: encoded.bytes), contentType: encoded.format.mediaType,
                 etag: EntityTag.strong(for: encoded.bytes), expiresAt: original.expiresAt, storable: original.storable,

@@ -19,6 +19,10 @@ test("paths encode the source and write options in a fixed order", () => {
   assert.equal(imageURL("https://img.example.com/", source, { width: 10 }), "https://img.example.com" + imagePath(source, { width: 10 }));
 });
 
+test("s3 sources and size targets", () => {
+  assert.equal(imagePath("s3://images/a b.jpg", { width: 300, maxBytes: 20000 }), "/img?url=s3%3A%2F%2Fimages%2Fa%20b.jpg&w=300&max_bytes=20000");
+});
+
 test("bad input is refused with a message", () => {
   assert.throws(() => imagePath("/relative.jpg"), /absolute http\(s\) URL/);
   assert.throws(() => imagePath(source, { widht: 3 }), /unknown option widht/);
