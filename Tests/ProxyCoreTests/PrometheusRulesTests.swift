@@ -42,6 +42,24 @@ import Testing
     }
 }
 
+/// A fresh instance, before any request, already exports the families the alert rules and the dashboard
+/// read with their known label values at zero (issue #31: `imageproxy_rejected_total` was absent until
+/// the first error, and its panel showed no data).
+@Suite(.timeLimit(.minutes(1))) struct FreshInstanceMetricsTests {
+    @Test func rejectionsAndTheSharedTierAreExportedAtZeroFromTheStart() async throws {
+        try await withFixturesAndRuntime([:]) { runtime, _ in
+            await runtime.collectMetrics()
+            let exposition = try PrometheusText(runtime.metrics.exposition())
+            for reason in ProxyMetrics.knownRejectionReasons {
+                #expect(exposition.samples["imageproxy_rejected_total{reason=\"\(reason)\"}"] == 0, "\(reason)")
+            }
+            for result in ["hit", "miss", "error", "skipped"] {
+                #expect(exposition.samples["imageproxy_shared_tier_reads_total{result=\"\(result)\"}"] == 0, "\(result)")
+            }
+        }
+    }
+}
+
 /// The dashboard imports: JSON with a datasource variable, every panel bound to it, every target a query.
 @Suite struct GrafanaDashboardTests {
     @Test func theDashboardIsImportableWithADatasourceVariable() throws {

@@ -161,6 +161,7 @@ public final class ProxyMetrics: Sendable {
         openFileDescriptors = registry.makeGauge(descriptor: name("process_open", "fds", "Number of open file descriptors."))
         startTime = registry.makeGauge(
             descriptor: name("process_start_time", "seconds", "Start time of the process since unix epoch in seconds."))
+        for reason in Self.knownRejectionReasons { _ = rejectionCounter(reason) }
     }
 
     /// The metric object under `key`, created on first use (label values come from bounded sets, so
@@ -217,13 +218,27 @@ public final class ProxyMetrics: Sendable {
 
     /// A request refused or failed with a public error reason.
     public func recordRejection(reason: String) {
+        rejectionCounter(reason).increment()
+    }
+
+    private func rejectionCounter(_ reason: String) -> Counter {
         series(reason, in: rejections) {
             registry.makeCounter(
                 descriptor: MetricNameDescriptor(
                     metricName: "imageproxy_rejected", unitName: "total", helpText: "Requests answered with an error, by reason."),
                 labels: [("reason", reason)])
-        }.increment()
+        }
     }
+
+    /// The rejection reasons every instance exports from its start, at zero: the alert rules and the
+    /// dashboard read `imageproxy_rejected_total` (a family that appears only after its first error
+    /// shows "no data" on a fresh instance). Other reasons appear when they first happen.
+    static let knownRejectionReasons = [
+        "bad_request", "bad_signature", "client_closed", "crop_outside", "deadline", "memory_budget_busy", "not_cached",
+        "origin_failure", "origin_timeout", "overloaded", "processing_failed", "source_not_found", "source_refused",
+        "source_too_large", "too_many_frames", "too_many_pixels", "too_many_scans", "transform_timeout", "undecodable",
+        "unsupported_format",
+    ]
 
     /// One origin download (result: ok, not_modified, or an error reason).
     public func recordOrigin(result: String, duration: Duration, bytes: Int) {
