@@ -26,7 +26,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scenarios import SIGNING_KEY, get, sign, wait_ready  # noqa: E402
+from scenarios import release_binary, SIGNING_KEY, get, sign, wait_ready  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ACCESS_KEY, SECRET_KEY = "AKIAFLEETBENCH", "fleet-bench-secret"
@@ -208,12 +208,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--clients", type=int, default=6)
     args = parser.parse_args()
-    binary = args.binary
-    if not binary:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "ImageProxy"], cwd=ROOT, check=True)
-        folder = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
-                                capture_output=True, text=True).stdout.strip()
-        binary = os.path.join(folder, "ImageProxy")
+    binary = args.binary or release_binary()
     corpus = tempfile.mkdtemp(prefix="fleet-corpus-")
     names = make_sources(corpus, args.sources)
     results = [run(args, binary, names, corpus, shared) for shared in (False, True)]

@@ -31,7 +31,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scenarios import ORIGIN_PORT, OURS_PORT, Origin, Ours, get, rss_mb, sign, status_mb  # noqa: E402
+from scenarios import release_binary, ORIGIN_PORT, OURS_PORT, Origin, Ours, get, rss_mb, sign, status_mb  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMORY_TIER_MB = 256
@@ -234,12 +234,7 @@ def main():
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--binary")
     args = parser.parse_args()
-    binary = args.binary
-    if not binary:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "ImageProxy"], cwd=ROOT, check=True)
-        folder = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
-                                capture_output=True, text=True).stdout.strip()
-        binary = os.path.join(folder, "ImageProxy")
+    binary = args.binary or release_binary()
     workdir = tempfile.mkdtemp(prefix="imageproxy-soak-")
     corpus = os.path.join(workdir, "corpus")
     classes = build_corpus(corpus)

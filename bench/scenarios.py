@@ -51,6 +51,15 @@ def log(message):
     print(f"[scenarios {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
+def release_binary():
+    """This checkout's release build of ImageProxy, built first (the standalone bench scripts' default)."""
+    root = os.path.dirname(HERE)
+    subprocess.run(["swift", "build", "-c", "release", "--product", "ImageProxy"], cwd=root, check=True)
+    folder = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=root, check=True,
+                            capture_output=True, text=True).stdout.strip()
+    return os.path.join(folder, "ImageProxy")
+
+
 def wait_ready(url, timeout=60):
     end = time.time() + timeout
     while time.time() < end:

@@ -232,13 +232,14 @@ import Testing
                     // Damage the object in the bucket (same metadata, other bytes): never served.
                     let keys = try await runtimes[0].sharedTier!.client.list(prefix: "faults/v1/", timeoutMilliseconds: 5_000).get()
                     #expect(keys.count == 1)
-                    let head = try store.curl(["-s", "-D", "-", "-o", "/dev/null", "\(store.endpoint)/cache/\(keys[0])"]).output
+                    let key = try #require(keys.first)
+                    let head = try store.curl(["-s", "-D", "-", "-o", "/dev/null", "\(store.endpoint)/cache/\(key)"]).output
                     let metadata = try #require(head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("x-amz-meta-imageproxy:") })
                     let damaged = store.directory.appendingPathComponent("damaged")
                     try Data(repeating: 7, count: 500).write(to: damaged)
                     try store.curl([
                         "-o", "/dev/null", "-H", String(metadata), "-H", "Content-Type: image/png", "-T", damaged.path,
-                        "\(store.endpoint)/cache/\(keys[0])",
+                        "\(store.endpoint)/cache/\(key)",
                     ])
                     _ = await runtimes[0].purgeLocally(sourceKey: SharedTier.everything)  // local tiers only
                     let afterDamage = try await proxy.image(first)

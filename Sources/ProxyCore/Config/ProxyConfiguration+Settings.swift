@@ -37,7 +37,7 @@ extension ProxyConfiguration {
             accepts: { $0.isEmpty || $0.hasPrefix("http://") || $0.hasPrefix("https://") }),
         .text("sources.s3.region", "a region name", \.fetch.s3.endpoint.region),
         .choice("sources.s3.pathStyle", "one of auto, true, false", \.fetch.s3.endpoint.pathStyle),
-        .list("sources.s3.buckets", \.fetch.s3.buckets, expectation: "a list of bucket names", isValid: S3Sources.isBucketName),
+        .list("sources.s3.buckets", \.fetch.s3.buckets, expectation: "a list of bucket names", isValid: SourceURL.isBucketName),
         .text("sources.s3.accessKeyId", "an access key id or empty", \.fetch.s3.endpoint.accessKeyId, allowEmpty: true).secret(),
         .text("sources.s3.secretAccessKey", "a secret or empty", \.fetch.s3.endpoint.secretAccessKey, allowEmpty: true).secret(),
         .text("logLevel", "one of trace, debug, info, notice, warning, error, critical", \.logLevel,
@@ -59,7 +59,7 @@ extension ProxyConfiguration {
             accepts: { $0.isEmpty || $0.hasPrefix("http://") || $0.hasPrefix("https://") }),
         .text(
             "cache.shared.bucket", "a bucket name or empty (off)", \.cache.shared.bucket, allowEmpty: true,
-            accepts: { $0.isEmpty || S3Sources.isBucketName($0) }),
+            accepts: { $0.isEmpty || SourceURL.isBucketName($0) }),
         .text("cache.shared.prefix", "a key prefix (may be empty)", \.cache.shared.prefix, allowEmpty: true),
         .text("cache.shared.region", "a region name", \.cache.shared.endpoint.region),
         .choice("cache.shared.pathStyle", "one of auto, true, false", \.cache.shared.endpoint.pathStyle),

@@ -5,17 +5,21 @@ extension ClientHints {
     /// The hints of a request's headers (``ClientHints/init(header:)``: the `Sec-CH-` name wins over the
     /// legacy one, out-of-range values are ignored).
     public init(headers: HTTPFields) {
-        self.init(header: { name in HTTPField.Name(name).flatMap { headers[$0] } })
+        self.init(header: { name in Self.fieldNames[name].flatMap { headers[$0] } })
     }
+
+    /// The hint header names as HTTP field names, made once (not per request).
+    static let fieldNames: [String: HTTPField.Name] = Dictionary(
+        uniqueKeysWithValues: (dprHeaders + widthHeaders + viewportWidthHeaders + [saveDataHeader]).map { ($0, HTTPField.Name($0)!) })
 }
 
 extension HTTPField.Name {
-    static let secCHDPR = HTTPField.Name(ClientHints.dprHeaders[0])!
-    static let dpr = HTTPField.Name(ClientHints.dprHeaders[1])!
-    static let secCHWidth = HTTPField.Name(ClientHints.widthHeaders[0])!
-    static let width = HTTPField.Name(ClientHints.widthHeaders[1])!
-    static let secCHViewportWidth = HTTPField.Name(ClientHints.viewportWidthHeaders[0])!
-    static let viewportWidth = HTTPField.Name(ClientHints.viewportWidthHeaders[1])!
-    static let saveData = HTTPField.Name(ClientHints.saveDataHeader)!
+    static let secCHDPR = ClientHints.fieldNames[ClientHints.dprHeaders[0]]!
+    static let dpr = ClientHints.fieldNames[ClientHints.dprHeaders[1]]!
+    static let secCHWidth = ClientHints.fieldNames[ClientHints.widthHeaders[0]]!
+    static let width = ClientHints.fieldNames[ClientHints.widthHeaders[1]]!
+    static let secCHViewportWidth = ClientHints.fieldNames[ClientHints.viewportWidthHeaders[0]]!
+    static let viewportWidth = ClientHints.fieldNames[ClientHints.viewportWidthHeaders[1]]!
+    static let saveData = ClientHints.fieldNames[ClientHints.saveDataHeader]!
     static let acceptCH = HTTPField.Name("Accept-CH")!
 }

@@ -11,9 +11,6 @@ public struct S3Sources: Sendable, Equatable {
 
     public init() {}
 
-    /// Whether `name` follows S3's bucket naming rules (for `sources.s3.buckets`).
-    public static func isBucketName(_ name: String) -> Bool { SourceURL.isBucketName(name) }
-
     /// The URL to download `object` from, or the refusal.
     func url(of object: SourceURL.S3Object) -> Result<String, FetchError> {
         guard buckets.contains(object.bucket) else {

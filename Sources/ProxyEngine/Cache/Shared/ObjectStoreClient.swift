@@ -30,8 +30,6 @@ final class ObjectStoreClient: Sendable {
     let endpoint: S3Endpoint
     let bucket: String
     private let driver: CurlMultiDriver
-    private let anyAddress = PolicyBox(AddressPolicy(
-        allowLoopback: true, allowPrivate: true, extraClasses: Set(AddressPolicy.AddressClass.allCases)))
 
     init(endpoint: S3Endpoint, bucket: String, driver: CurlMultiDriver) {
         self.endpoint = endpoint
@@ -101,8 +99,8 @@ final class ObjectStoreClient: Sendable {
         defer { curl_easy_cleanup(handle) }
         guard let transfer = ipx_transfer_new(max(1, maxBytes)) else { return .failure(.transfer) }
         defer { ipx_transfer_free(transfer) }
-        let context = Unmanaged.passUnretained(anyAddress).toOpaque()
-        var code = ipx_transfer_attach(handle, transfer, { _, _, _ in 1 }, context)
+        // The endpoint is the operator's: every address it resolves to may be connected to.
+        var code = ipx_transfer_attach(handle, transfer, { _, _, _ in 1 }, nil)
         func set(_ option: CURLoption, _ value: Int) { if code == CURLE_OK { code = ipx_curl_set_long(handle, option, value) } }
         func set(_ option: CURLoption, _ value: String) { if code == CURLE_OK { code = ipx_curl_set_string(handle, option, value) } }
         var url = endpoint.url(bucket: bucket, encodedKey: key)
@@ -143,7 +141,6 @@ final class ObjectStoreClient: Sendable {
         if code == CURLE_OK, let headerList { code = ipx_curl_set_list(handle, CURLOPT_HTTPHEADER, headerList) }
         guard code == CURLE_OK else { return .failure(.transfer) }
         let outcome = await driver.perform(handle)
-        withExtendedLifetime(anyAddress) {}
         switch outcome {
         case CURLE_OK: break
         case CURLE_OPERATION_TIMEDOUT: return .failure(.timeout)

@@ -196,42 +196,28 @@ public final class SharedTier: Sendable {
         return (answer.body, metadata.originalEntry(key: key, now: now))
     }
 
-    /// Writes a downloaded original in the background (only with ``Settings/storeOriginals``), under the
-    /// same bounded queue as variants.
+    /// Writes a downloaded original in the background (only with ``Settings/storeOriginals``), through
+    /// the same bounded queue as variants.
     public func storeOriginalInBackground(_ bytes: [UInt8], entry: DiskEntry) {
-        guard settings.storeOriginals, entry.fetchedAt > lastPurge(of: entry.sourceKey), mayCall() else { return }
-        let admitted = pendingWriteBytes.withLock { pending in
-            guard pending + bytes.count <= settings.maxPendingWriteBytes else { return false }
-            pending += bytes.count
-            return true
-        }
-        guard admitted else {
-            count(write: "dropped")
-            return
-        }
-        let metadata = SharedVariantMetadata(original: entry, bytes: bytes)
-        let objectKey = layout.originalKey(sourceKey: entry.sourceKey)
-        Task.detached { [self] in
-            defer { pendingWriteBytes.withLock { $0 -= bytes.count } }
-            let answer = await client.put(
-                objectKey, body: bytes, contentType: entry.contentType, metadata: metadata.headers,
-                timeoutMilliseconds: settings.writeTimeoutMilliseconds)
-            let ok = (try? answer.get().status).map { (200...299).contains($0) } ?? false
-            record(success: ok)
-            count(write: ok ? "ok" : "error")
-        }
+        guard settings.storeOriginals, entry.fetchedAt > lastPurge(of: entry.sourceKey) else { return }
+        write(
+            bytes, as: layout.originalKey(sourceKey: entry.sourceKey), contentType: entry.contentType,
+            metadata: SharedVariantMetadata(original: entry, bytes: bytes))
     }
 
-    /// Writes a new variant, made from a source fetched at `sourceFetchedAt`, in the background; dropped
-    /// (and counted) when the write queue is full or the breaker is open, left out when its source was
-    /// purged since it was fetched.
+    /// Writes a new variant, made from a source fetched at `sourceFetchedAt`, in the background; left out
+    /// when its source was purged since it was fetched.
     public func storeInBackground(_ variant: CachedVariant, bytes: [UInt8], key: VariantKey, sourceFetchedAt: Double) {
         guard variant.storable, sourceFetchedAt > lastPurge(of: variant.sourceKey) else { return }
-        guard mayCall() else {
-            count(write: "dropped")
-            return
-        }
-        let admitted = pendingWriteBytes.withLock { pending in
+        write(
+            bytes, as: layout.variantKey(sourceKey: variant.sourceKey, variant: key.hex), contentType: variant.contentType,
+            metadata: SharedVariantMetadata(variant: variant, bytes: bytes, sourceFetchedAt: sourceFetchedAt))
+    }
+
+    /// Puts `bytes` under `objectKey` in the background; dropped (and counted) while the breaker is open or
+    /// when the write queue (``Settings/maxPendingWriteBytes``) is full.
+    private func write(_ bytes: [UInt8], as objectKey: String, contentType: String, metadata: SharedVariantMetadata) {
+        let admitted = mayCall() && pendingWriteBytes.withLock { pending in
             guard pending + bytes.count <= settings.maxPendingWriteBytes else { return false }
             pending += bytes.count
             return true
@@ -240,12 +226,10 @@ public final class SharedTier: Sendable {
             count(write: "dropped")
             return
         }
-        let metadata = SharedVariantMetadata(variant: variant, bytes: bytes, sourceFetchedAt: sourceFetchedAt)
-        let objectKey = layout.variantKey(sourceKey: variant.sourceKey, variant: key.hex)
         Task.detached { [self] in
             defer { pendingWriteBytes.withLock { $0 -= bytes.count } }
             let answer = await client.put(
-                objectKey, body: bytes, contentType: variant.contentType, metadata: metadata.headers,
+                objectKey, body: bytes, contentType: contentType, metadata: metadata.headers,
                 timeoutMilliseconds: settings.writeTimeoutMilliseconds)
             let ok = (try? answer.get().status).map { (200...299).contains($0) } ?? false
             record(success: ok)
