@@ -1,5 +1,7 @@
 /** Options of an ImageProxy `/img` request (see the README's API table). */
 export interface ImageOptions {
+  /** Named presets of the server's configuration, applied in order; comma-separated or an array (`preset`). */
+  preset?: string | string[];
   /** Output box width in CSS pixels (`w`). */
   width?: number;
   /** Output box height in CSS pixels (`h`). */
@@ -60,4 +62,8 @@ export function createNextLoader(settings: {
   sourceBase?: string;
   format?: ImageOptions["format"];
   options?: Omit<ImageOptions, "width" | "quality" | "format">;
+  /** Preset name -> the width it makes: URLs then name only a preset (for servers in presets-only mode). */
+  presets?: Record<string, number>;
 }): (props: NextLoaderProps) => string;
+/** The narrowest preset at least `width` wide, else the widest. */
+export function presetForWidth(presets: Record<string, number>, width: number): string;

@@ -4,7 +4,7 @@
 
 /** Option names and the query parameters they become, in the order they are written. */
 const PARAMETERS = [
-  ["width", "w"], ["height", "h"], ["fit", "fit"], ["gravity", "g"], ["focalPoint", "fp"], ["crop", "crop"],
+  ["preset", "preset"], ["width", "w"], ["height", "h"], ["fit", "fit"], ["gravity", "g"], ["focalPoint", "fp"], ["crop", "crop"],
   ["format", "format"], ["quality", "q"], ["dpr", "dpr"], ["background", "bg"], ["enlarge", "enlarge"],
   ["progressive", "progressive"], ["filters", "filter"], ["lqip", "lqip"], ["maxBytes", "max_bytes"],
 ];
@@ -107,15 +107,36 @@ export function responsiveImage({ base, source, widths, sizes = "100vw", options
 }
 
 /**
+ * The preset for a width: the narrowest whose width is at least `width`, else the widest.
+ * @param {Record<string, number>} presets preset name -> the width it makes
+ * @param {number} width
+ * @returns {string}
+ */
+export function presetForWidth(presets, width) {
+  const entries = Object.entries(presets ?? {});
+  if (entries.length === 0) throw new TypeError("presets must name at least one preset and its width");
+  entries.sort((a, b) => a[1] - b[1]);
+  const fitting = entries.find(([, presetWidth]) => presetWidth >= width);
+  return (fitting ?? entries[entries.length - 1])[0];
+}
+
+/**
  * A loader for Next.js `next/image` (`images.loader: "custom"`, `loaderFile`), for deployments without
  * signed URLs (a loader runs in the browser too, where no key may be): `({src, width, quality}) => url`.
  * Relative `src` is resolved against `sourceBase` (your site), since ImageProxy fetches absolute URLs.
- * @param {{base: string, sourceBase?: string, format?: string, options?: object}} settings
+ *
+ * With `presets` (name -> the width it makes, e.g. `{"next-640": 640, "next-1080": 1080}`), each URL
+ * names only a preset, the narrowest at least as wide as Next.js asks for: that works against a server
+ * in presets-only mode (`http.presetsOnly: true`), where strangers cannot ask for other variants and no
+ * signature is needed. Define the same presets (with those `w`) in the server's configuration.
+ * @param {{base: string, sourceBase?: string, format?: string, options?: object, presets?: Record<string, number>}} settings
  * @returns {(props: {src: string, width: number, quality?: number}) => string}
  */
-export function createNextLoader({ base, sourceBase, format = "auto", options = {} }) {
+export function createNextLoader({ base, sourceBase, format = "auto", options = {}, presets }) {
+  if (presets !== undefined) presetForWidth(presets, 0);
   return function imageProxyLoader({ src, width, quality }) {
     const source = /^(https?|s3):\/\//i.test(src) ? src : new URL(src, sourceBase).toString();
+    if (presets !== undefined) return imageURL(base, source, { preset: presetForWidth(presets, width) });
     return imageURL(base, source, { ...options, width, quality, format });
   };
 }

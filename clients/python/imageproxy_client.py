@@ -18,7 +18,7 @@ __all__ = ["image_path", "image_url", "sign", "signed_image_url", "srcset"]
 # Option names and the query parameters they become, in the order they are written (the same order as
 # the JavaScript client's, so both make the same URL, cache entry and signature for the same options).
 _PARAMETERS = [
-    ("width", "w"), ("height", "h"), ("fit", "fit"), ("gravity", "g"), ("focal_point", "fp"), ("crop", "crop"),
+    ("preset", "preset"), ("width", "w"), ("height", "h"), ("fit", "fit"), ("gravity", "g"), ("focal_point", "fp"), ("crop", "crop"),
     ("format", "format"), ("quality", "q"), ("dpr", "dpr"), ("background", "bg"), ("enlarge", "enlarge"),
     ("progressive", "progressive"), ("filters", "filter"), ("lqip", "lqip"), ("max_bytes", "max_bytes"),
 ]

@@ -45,6 +45,10 @@ class BuildingAndSigning(unittest.TestCase):
         self.assertEqual(image_path("s3://images/a b.jpg", width=300, max_bytes=20000),
                          "/img?url=s3%3A%2F%2Fimages%2Fa%20b.jpg&w=300&max_bytes=20000")
 
+    def test_presets_come_first_as_in_the_javascript_client(self):
+        self.assertEqual(image_path("https://example.com/photos/a b.jpg?v=2", width=60, preset=["thumb", "webp"]),
+                         "/img?url=https%3A%2F%2Fexample.com%2Fphotos%2Fa%20b.jpg%3Fv%3D2&preset=thumb%2Cwebp&w=60")
+
     def test_bad_input(self):
         with self.assertRaises(ValueError):
             image_path("/relative.jpg")

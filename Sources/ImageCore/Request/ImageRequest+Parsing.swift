@@ -1,11 +1,14 @@
 extension ImageRequest {
-    /// Limits that parsing enforces.
+    /// Limits that parsing enforces, and the presets it expands.
     public struct Limits: Sendable {
         /// Largest output width or height after `dpr`.
         public var maxDimension: Int
+        /// The named presets `preset=` expands (`presets.<name>`), and whether only they may be used.
+        public var presets: PresetTable
 
-        public init(maxDimension: Int) {
+        public init(maxDimension: Int, presets: PresetTable = .none) {
             self.maxDimension = maxDimension
+            self.presets = presets
         }
     }
 
@@ -18,10 +21,11 @@ extension ImageRequest {
     /// The byte budgets `max_bytes` accepts: 1 KiB to 10 MiB.
     public static let maxBytesRange = 1_024...10_485_760
 
-    /// Parses the decoded query parameters of `/img`.
+    /// Parses the decoded query parameters of `/img`, `preset=` expanded first (``PresetTable``).
     ///
     /// - Throws: ``RequestError`` naming the first unknown, repeated, missing or out-of-range parameter.
-    public init(query: [(name: String, value: String)], limits: Limits) throws(RequestError) {
+    public init(query given: [(name: String, value: String)], limits: Limits) throws(RequestError) {
+        let query = try limits.presets.expand(given)
         var values: [String: String] = [:]
         for (name, value) in query {
             guard Self.knownParameters.contains(name) else {

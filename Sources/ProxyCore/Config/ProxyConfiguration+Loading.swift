@@ -31,6 +31,7 @@ extension ProxyConfiguration {
         }
         providers.append(EnvironmentVariablesProvider(environmentVariables: strippedEnvironment))
 
+        var fileLeaves: [String: ConfigurationFileSnapshot.Leaf] = [:]
         let chosenPath = filePath ?? (FileManager.default.fileExists(atPath: defaultFilePath) ? defaultFilePath : nil)
         if let chosenPath {
             let file: FileProvider<ConfigurationFileSnapshot>
@@ -42,7 +43,8 @@ extension ProxyConfiguration {
                 throw ConfigurationError("cannot read \(chosenPath): \(error)")
             }
             if let snapshot = file.snapshot() as? ConfigurationFileSnapshot {
-                if let unknown = snapshot.keys.first(where: { settingsByKey[$0] == nil }) {
+                fileLeaves = snapshot.leaves
+                if let unknown = snapshot.keys.first(where: { settingsByKey[$0] == nil && !isPresetKey($0) }) {
                     throw ConfigurationError("unknown key '\(unknown)' in \(chosenPath)")
                 }
                 if let nested = snapshot.keys.first(where: { snapshot.leaves[$0] == .unsupported }), let setting = settingsByKey[nested] {
@@ -60,6 +62,8 @@ extension ProxyConfiguration {
             throw ConfigurationError(
                 "invalid value '\(given)' for \(setting.key) (\(setting.environmentName)): expected \(setting.expectation)")
         }
+        configuration.presets = try presets(
+            from: fileLeaves, presetsOnly: configuration.presets.presetsOnly, maxDimension: configuration.image.maxDimension)
         configuration.fetch.s3.endpoint.takeCredentials(from: environment)
         configuration.cache.shared.endpoint.takeCredentials(from: environment)
         return configuration

@@ -111,6 +111,7 @@ extension ProxyConfiguration {
         .integers("http.clientHintWidths", 1...65_535, \.http.clientHintWidths),
         .integer("http.saveDataQuality", 0...100, \.http.saveDataQuality),
         .boolean("http.contentDisposition", \.http.contentDisposition),
+        .boolean("http.presetsOnly", \.presets.presetsOnly),
         .text("log.format", "logfmt or json", \.observability.logFormat, allowed: ["logfmt", "json"]),
         .boolean("log.sourceUrls", \.observability.logSourceURLs),
         .text(

@@ -29,6 +29,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var server = Server()
     /// Admission control of uncached work.
     public var queue = Queue()
+    /// Named sets of `/img` parameters (`presets.<name>: "w=300&h=300&fit=cover"`, from the file only) and
+    /// whether requests may use only them (`http.presetsOnly`, default false). Default: none.
+    public var presets = PresetTable.none
 
     /// Creates the embedded defaults.
     public init() {}

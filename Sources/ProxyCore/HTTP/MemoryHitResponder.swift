@@ -138,9 +138,7 @@ final class ParsedRequestCache: Sendable {
         let cacheKey = accept.map { path + "\n" + $0 } ?? path
         if let known = requests.withLock({ $0.entries[cacheKey] }) { return known }
         let signer = images.guards.signer
-        if let signer {
-            do { try signer.verify(path) } catch { return nil }
-        }
+        do { try images.guards.verifySignature(path) } catch { return nil }
         let query = URI(path).queryParameters.compactMap { name, value -> (name: String, value: String)? in
             signer != nil && name == "sig" ? nil : (name: String(name), value: String(value))
         }

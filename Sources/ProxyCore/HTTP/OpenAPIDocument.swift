@@ -226,6 +226,17 @@ public enum OpenAPIDocument {
             }
           },
           {
+            "name": "preset",
+            "in": "query",
+            "required": false,
+            "description": "Named parameter sets from the configuration (presets.<name>), applied in order (a later preset's value wins), then this request's own parameters win. With http.presetsOnly the request may give only url and preset (anything else is a 400), and needs no signature. An unknown name is a 400.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[a-z0-9_-]{1,32}(,[a-z0-9_-]{1,32}){0,7}$"
+            },
+            "example": "thumb"
+          },
+          {
             "name": "sig",
             "in": "query",
             "required": false,
@@ -704,6 +715,17 @@ public enum OpenAPIDocument {
               "minimum": 1024,
               "maximum": 10485760
             }
+          },
+          {
+            "name": "preset",
+            "in": "query",
+            "required": false,
+            "description": "Named parameter sets from the configuration (presets.<name>), applied in order (a later preset's value wins), then this request's own parameters win. With http.presetsOnly the request may give only url and preset (anything else is a 400), and needs no signature. An unknown name is a 400.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[a-z0-9_-]{1,32}(,[a-z0-9_-]{1,32}){0,7}$"
+            },
+            "example": "thumb"
           },
           {
             "name": "sig",

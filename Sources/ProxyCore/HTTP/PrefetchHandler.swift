@@ -69,7 +69,7 @@ struct PrefetchHandler: Sendable {
         guard let components = URLComponents(string: entry), components.path == "/img" else {
             throw RequestError(parameter: "urls", problem: "entries must be /img?... paths")
         }
-        try guards.signer?.verify(entry)
+        try guards.verifySignature(entry)
         let pairs = (components.percentEncodedQueryItems ?? []).compactMap { item -> (name: String, value: String)? in
             guard !(guards.signer != nil && item.name == "sig") else { return nil }
             return (item.name.removingPercentEncoding ?? item.name, (item.value ?? "").removingPercentEncoding ?? "")

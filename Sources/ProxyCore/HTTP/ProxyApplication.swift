@@ -68,9 +68,11 @@ public enum ProxyApplication {
         let configuration = runtime.configuration
         return ImageHandler(
             pipeline: runtime.pipeline,
-            limits: .init(maxDimension: configuration.image.maxDimension),
+            limits: .init(maxDimension: configuration.image.maxDimension, presets: configuration.presets),
             staleWhileRevalidate: configuration.http.staleWhileRevalidate,
-            guards: SourceGuard(signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime),
+            guards: SourceGuard(
+                signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime,
+                presetsOnly: configuration.presets.presetsOnly),
             deadlineMilliseconds: configuration.queue.requestTimeoutMilliseconds,
             hintPolicy: ClientHints.Policy(
                 clientHints: configuration.http.clientHints, widths: configuration.http.clientHintWidths,

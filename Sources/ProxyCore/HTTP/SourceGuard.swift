@@ -6,16 +6,28 @@ import ProxyEngine
 
 /// Checks that come before any work on `/img` and `/info`: the URL signature (when keys are
 /// configured), and that the request is not a loop back into an image proxy.
+///
+/// In presets-only mode (`http.presetsOnly`) a request can name only a source and presets, so an
+/// unsigned one is let through (a browser-side loader holds no key); a `sig` that is given is still checked.
 struct SourceGuard: Sendable {
     let signer: URLSigner?
     /// Where this service listens (its configured address and the port it actually got).
     let runtime: ProxyRuntime
+    /// `http.presetsOnly`: signatures are optional.
+    var presetsOnly = false
 
     /// Signature and loop checks on the raw request.
     /// - Throws: ``SignatureError`` or ``LoopError`` (403).
     func check(_ request: Request) throws {
         if request.headers[.imageProxyHop] != nil { throw LoopError() }
-        try signer?.verify(request.uri.description)
+        try verifySignature(request.uri.description)
+    }
+
+    /// Checks the signature of a request target (path and query), unless none is needed.
+    func verifySignature(_ requestTarget: String) throws(SignatureError) {
+        guard let signer else { return }
+        if presetsOnly, !requestTarget.contains("?sig="), !requestTarget.contains("&sig=") { return }
+        try signer.verify(requestTarget)
     }
 
     /// The decoded query, without `sig` when signatures are in use.

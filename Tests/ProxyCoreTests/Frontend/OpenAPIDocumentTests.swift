@@ -34,7 +34,7 @@ import Testing
         let image = try #require(paths["/img"]?["get"] as? [String: Any])
         let parameters = try #require(image["parameters"] as? [[String: Any]])
         let query = Set(parameters.filter { $0["in"] as? String == "query" }.compactMap { $0["name"] as? String })
-        #expect(query == ImageRequest.knownParameters.union(["sig"]), "every /img parameter is described")
+        #expect(query == ImageRequest.knownParameters.union(["sig", "preset"]), "every /img parameter is described")
         let statuses = Set((image["responses"] as? [String: Any])?.keys.map { $0 } ?? [])
         #expect(statuses.isSuperset(of: ["200", "304", "400", "403", "404", "413", "415", "422", "502", "503", "504"]))
     }

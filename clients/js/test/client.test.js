@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac, webcrypto } from "node:crypto";
-import { createNextLoader, imagePath, imageURL, responsiveImage, sign, signedImageURL } from "../index.js";
+import { createNextLoader, imagePath, imageURL, presetForWidth, responsiveImage, sign, signedImageURL } from "../index.js";
 
 const source = "https://example.com/photos/a b.jpg?v=2";
 
@@ -57,4 +57,17 @@ test("the Next.js loader makes absolute sources and passes width and quality", (
     loader({ src: "https://cdn.example.org/x.png", width: 64 }),
     "https://img.example.com/img?url=https%3A%2F%2Fcdn.example.org%2Fx.png&w=64&fit=contain&format=auto",
   );
+});
+
+test("presets: written first, and a Next.js loader that names only presets", () => {
+  assert.equal(imagePath(source, { width: 60, preset: ["thumb", "webp"] }),
+    "/img?url=https%3A%2F%2Fexample.com%2Fphotos%2Fa%20b.jpg%3Fv%3D2&preset=thumb%2Cwebp&w=60");
+  const presets = { "next-1080": 1080, "next-640": 640, "next-828": 828 };
+  assert.equal(presetForWidth(presets, 700), "next-828");
+  assert.equal(presetForWidth(presets, 640), "next-640");
+  assert.equal(presetForWidth(presets, 3840), "next-1080", "the widest when none is wide enough");
+  const loader = createNextLoader({ base: "https://img.example.com", sourceBase: "https://www.example.com", presets });
+  assert.equal(loader({ src: "/hero.jpg", width: 750, quality: 75 }),
+    "https://img.example.com/img?url=https%3A%2F%2Fwww.example.com%2Fhero.jpg&preset=next-828");
+  assert.throws(() => createNextLoader({ base: "", presets: {} }), /at least one preset/);
 });

@@ -3,12 +3,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readFileSync, mkdtempSync, rmSync } from "node:fs";
+import { readFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { webcrypto } from "node:crypto";
-import { imagePath, responsiveImage, signedImageURL } from "../index.js";
+import { createNextLoader, imagePath, responsiveImage, signedImageURL } from "../index.js";
 
 const binary = process.env.IMAGEPROXY_BINARY;
 const photo = readFileSync(new URL("../../fixtures/photo.jpg", import.meta.url));
@@ -27,8 +27,8 @@ async function startOrigin() {
   return server;
 }
 
-async function startProxy(environment) {
-  const child = spawn(binary, [], {
+async function startProxy(environment, args = []) {
+  const child = spawn(binary, args, {
     env: { PATH: "/usr/bin:/bin", IMAGEPROXY_BIND: "127.0.0.1:0", ...environment },
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -78,6 +78,31 @@ test("a URL signed by this client is served by the real binary", { skip: !binary
       assert.equal(response.status, 200);
       assert.equal(response.headers.get("content-type"), "image/webp");
     }
+  } finally {
+    proxy.child.kill("SIGTERM");
+    origin.close();
+    rmSync(cache, { recursive: true, force: true });
+  }
+});
+
+test("the Next.js loader with presets works keyless against a presets-only server", { skip: !binary && "IMAGEPROXY_BINARY not set" }, async () => {
+  const cache = mkdtempSync(join(tmpdir(), "imageproxy-js-"));
+  const config = join(cache, "presets.yaml");
+  writeFileSync(config, 'http:\n  presetsOnly: true\npresets:\n  next-32: "w=32&format=png"\n  next-64: "w=64&format=png"\n');
+  const origin = await startOrigin();
+  const proxy = await startProxy({
+    IMAGEPROXY_CACHE_DIR: join(cache, "cache"), IMAGEPROXY_ALLOW_LOOPBACK_SOURCES: "true", IMAGEPROXY_SIGNING_KEY: "server-only-key",
+  }, ["--config", config]);
+  try {
+    const base = `http://127.0.0.1:${proxy.port}`;
+    const loader = createNextLoader({ base, presets: { "next-32": 32, "next-64": 64 } });
+    const source = `http://127.0.0.1:${origin.address().port}/photo.jpg`;
+    const answer = await fetch(loader({ src: source, width: 48, quality: 75 }));
+    assert.equal(answer.status, 200, await answer.clone().text());
+    const bytes = new Uint8Array(await answer.arrayBuffer());
+    assert.equal((bytes[16] << 24) | (bytes[17] << 16) | (bytes[18] << 8) | bytes[19], 64, "next-64: 64 pixels wide");
+    const other = await fetch(base + imagePath(source, { width: 48 }));
+    assert.equal(other.status, 400, "presets-only refuses w");
   } finally {
     proxy.child.kill("SIGTERM");
     origin.close();
