@@ -14,7 +14,7 @@ RUN swift build -c release --static-swift-stdlib --product ImageProxy \
 FROM debian:bookworm-slim
 # Runtime libraries only; keep in step with `ldd ImageProxy` (checked in .ci/run).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libvips42 libwebpdemux2 libwebpmux3 libgif7 liblcms2-2 libjpeg62-turbo libcurl4 libsqlite3-0 ca-certificates \
+    && apt-get install -y --no-install-recommends libvips42 libwebpdemux2 libwebpmux3 libgif7 liblcms2-2 libjpeg62-turbo libcurl4 libsqlite3-0 ca-certificates fonts-dejavu-core \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 imageproxy \
     && useradd --system --uid 10001 --gid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin imageproxy \

@@ -53,6 +53,27 @@ import Testing
         }
     }
 
+    @Test func aWatermarkImageMayBeAnObject() async throws {
+        try await withObjectStore(buckets: ["images"]) { store in
+            let red = try TestImages.solid(width: 40, height: 20, red: 255, green: 0, blue: 0).encoded(as: .png).bytes
+            #expect(try store.put(Self.photo, bucket: "images", key: "base.jpg", contentType: "image/jpeg") == 200)
+            #expect(try store.put(red, bucket: "images", key: "brand/logo.png", contentType: "image/png") == 200)
+            var configuration = Self.configuration(for: store)
+            configuration.overlays.definitions = [
+                "logo": .init(source: try SourceURL(parsing: "s3://images/brand/logo.png"), placement: OverlayPlacement())
+            ]
+            let final = configuration
+            defer { try? FileManager.default.removeItem(atPath: final.cache.disk.directory) }
+            try await withProxy(final) { proxy, _ in
+                let response = try await proxy.image([Self.url("base.jpg"), ("w", "320"), ("format", "png"), ("wm", "logo")])
+                #expect(response.status == .ok, "\(response.text)")
+                let image = try VipsImage.decode(response.bytes)
+                let corner = try image.pixel(x: image.width - 5, y: image.height - 5).prefix(3).map { Int($0.rounded()) }
+                #expect(corner == [255, 0, 0], "the object's red overlay in the bottom-right corner: \(corner)")
+            }
+        }
+    }
+
     @Test func missingObjectsRefusedBucketsAndBadURLsAreClear4xx() async throws {
         try await withObjectStore(buckets: ["images", "other"]) { store in
             try store.put(Self.photo, bucket: "other", key: "secret.jpg")

@@ -28,6 +28,23 @@ export interface ImageOptions {
   lqip?: boolean;
   /** A byte budget, 1024..10485760: JPEG, WebP and AVIF are encoded at lower qualities until they fit (`max_bytes`). */
   maxBytes?: number;
+  /** A named overlay (watermark) of the server's configuration (`wm`). */
+  watermark?: string;
+  /** A per-request watermark image URL, when the server allows it (`wmurl`). */
+  watermarkURL?: string;
+  /** Text drawn over the image, at most 200 characters, when the server allows it (`text`). */
+  text?: string;
+  /** Text size in pixels, 6..200 (`text_size`). */
+  textSize?: number;
+  /** Text colour `RRGGBB` or `RRGGBBAA`, with or without `#` (`text_color`). */
+  textColor?: string;
+  /** Where the text sits (`text_g`). */
+  textGravity?: "centre" | "center" | "north" | "south" | "east" | "west" | "northeast" | "northwest" | "southeast" | "southwest";
+  /** Pixels in from the gravity's edges (`text_x`, `text_y`). */
+  textX?: number;
+  textY?: number;
+  /** Text opacity 0..1 (`text_opacity`). */
+  textOpacity?: number;
 }
 
 export function imagePath(source: string, options?: ImageOptions): string;

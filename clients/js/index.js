@@ -7,12 +7,14 @@ const PARAMETERS = [
   ["preset", "preset"], ["width", "w"], ["height", "h"], ["fit", "fit"], ["gravity", "g"], ["focalPoint", "fp"], ["crop", "crop"],
   ["format", "format"], ["quality", "q"], ["dpr", "dpr"], ["background", "bg"], ["enlarge", "enlarge"],
   ["progressive", "progressive"], ["filters", "filter"], ["lqip", "lqip"], ["maxBytes", "max_bytes"],
+  ["watermark", "wm"], ["watermarkURL", "wmurl"], ["text", "text"], ["textSize", "text_size"], ["textColor", "text_color"],
+  ["textGravity", "text_g"], ["textX", "text_x"], ["textY", "text_y"], ["textOpacity", "text_opacity"],
 ];
 
 function parameterValue(name, value) {
   if (typeof value === "boolean") return value ? "1" : "0";
   if (Array.isArray(value)) return value.join(",");
-  if (name === "background" && typeof value === "string") return value.replace(/^#/, "");
+  if ((name === "background" || name === "textColor") && typeof value === "string") return value.replace(/^#/, "");
   return String(value);
 }
 

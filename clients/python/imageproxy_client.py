@@ -21,6 +21,9 @@ _PARAMETERS = [
     ("preset", "preset"), ("width", "w"), ("height", "h"), ("fit", "fit"), ("gravity", "g"), ("focal_point", "fp"), ("crop", "crop"),
     ("format", "format"), ("quality", "q"), ("dpr", "dpr"), ("background", "bg"), ("enlarge", "enlarge"),
     ("progressive", "progressive"), ("filters", "filter"), ("lqip", "lqip"), ("max_bytes", "max_bytes"),
+    ("watermark", "wm"), ("watermark_url", "wmurl"), ("text", "text"), ("text_size", "text_size"),
+    ("text_color", "text_color"), ("text_gravity", "text_g"), ("text_x", "text_x"), ("text_y", "text_y"),
+    ("text_opacity", "text_opacity"),
 ]
 
 
@@ -29,7 +32,7 @@ def _value(name, value):
         return "1" if value else "0"
     if isinstance(value, (list, tuple)):
         return ",".join(str(item) for item in value)
-    if name == "background":
+    if name in ("background", "text_color"):
         return str(value).lstrip("#")
     return str(value)
 

@@ -11,6 +11,18 @@
 
 import Foundation
 
+/// Limits with presets and overlays (URL and text allowed), so that `preset`, `wm`, `wmurl` and `text_*`
+/// are parsed too.
+let fuzzLimits: ImageRequest.Limits = {
+    let presets = try! PresetTable(definitions: ["a": "w=10&fit=cover", "b": "format=webp&wm=logo", "c": "text=hi&text_size=30"])
+    var placement = OverlayPlacement()
+    placement.opacity = 0.5
+    let overlays = OverlayCatalog(
+        definitions: ["logo": .init(source: try! SourceURL(parsing: "https://example.com/logo.png"), placement: placement)],
+        allowURL: true, allowText: true)
+    return ImageRequest.Limits(maxDimension: 4096, presets: presets, overlays: overlays)
+}()
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestIntake(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: data, count: count)
@@ -32,7 +44,7 @@ public func fuzzRequestIntake(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
         func decoded(_ part: Substring) -> String { String(part).removingPercentEncoding ?? String(part) }
         return (decoded(parts[0]), parts.count > 1 ? decoded(parts[1]) : "")
     }
-    let limits = ImageRequest.Limits(maxDimension: 4096)
+    let limits = fuzzLimits
     guard var request = try? ImageRequest(query: query, limits: limits) else { return 0 }
     let hints = ClientHints(header: { headers[$0.lowercased()] })
     if let dpr = hints.dpr { precondition(ClientHints.dprRange.contains(dpr), "a DPR hint within its range") }
@@ -46,7 +58,10 @@ public func fuzzRequestIntake(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
     }
     for allowAVIF in [true, false] {
         let (choice, _) = request.formatChoice(accept: headers["accept"], allowAVIF: allowAVIF)
-        precondition(request.variantKey(choice: choice).hex.utf8.count == 64, "a variant key is 64 hex digits")
+        precondition(request.variantKey(choice: choice, overlayIdentity: "x").hex.utf8.count == 64, "a variant key is 64 hex digits")
+        if let text = request.text {
+            precondition(!text.markup.contains("<") && TextOverlay.sizeRange.contains(text.size), "text is escaped and sized")
+        }
     }
     return 0
 }

@@ -200,6 +200,20 @@ int ipx_vips_decode(const void *buffer, size_t length, VipsImage **out);
 /// Reads one pixel's band values (up to max_bands) of an image.
 int ipx_vips_getpoint(VipsImage *in, int x, int y, double *values, int max_bands, int *bands);
 
+/// An overlay ready to place: 8-bit sRGB with alpha, resized by `scale` (0 or 1: as is), its alpha
+/// multiplied by `opacity` (0..1).
+int ipx_vips_overlay_prepare(VipsImage *in, double scale, double opacity, VipsImage **out);
+/// A transparent frame_width x frame_height layer with `overlay` at left/top (parts outside are cut off),
+/// or, with `tile`, repeated from the top-left corner with gap_x/gap_y pixels between copies.
+int ipx_vips_overlay_place(VipsImage *overlay, int frame_width, int frame_height, int left, int top, int tile,
+                           int gap_x, int gap_y, VipsImage **out);
+/// Text (Pango markup: escape user text) in `font` at 72 dpi (the size is in pixels), wrapped at
+/// width_limit, as 8-bit sRGB with alpha in the colour rgba (alpha 0..255 carries the opacity).
+int ipx_vips_text_layer(const char *markup, const char *font, int width_limit, const double *rgba, VipsImage **out);
+/// `layer` (one frame's size, with alpha) composited over every frame of `in` (frames stacked,
+/// page_height each), the result 8-bit with alpha only when `in` had it; `in`'s metadata is kept.
+int ipx_vips_composite_frames(VipsImage *in, VipsImage *layer, int page_height, VipsImage **out);
+
 /// The last error message, cleared afterwards. The caller frees the string with g_free.
 char *ipx_vips_take_error(void);
 

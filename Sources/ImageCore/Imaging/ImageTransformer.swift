@@ -16,6 +16,8 @@ public struct ImageTransformer: Sendable {
     public var maxTransformMilliseconds: Int
     /// Encoder defaults.
     public var encoding: EncodingSettings
+    /// The font family of text overlays.
+    public var textFont = "DejaVu Sans"
     /// The memory all running transforms may reserve together (`image.maxTransformBytes`; 0: none).
     let memoryBudget: TransformMemoryBudget
 
@@ -43,6 +45,9 @@ public struct ImageTransformer: Sendable {
         public var maxTransformBytes = 201_326_592
         /// Encoder defaults.
         public var encoding = EncodingSettings()
+        /// The font family `text=` overlays are drawn in (`overlays.font`). Default `DejaVu Sans` (Debian's
+        /// fonts-dejavu-core, installed by the setup script and the Dockerfile).
+        public var textFont = "DejaVu Sans"
 
         /// The defaults.
         public init() {}
@@ -55,6 +60,7 @@ public struct ImageTransformer: Sendable {
             maxSourcePixels: settings.maxSourcePixels, maxFrames: settings.maxFrames, maxSourceFrames: settings.maxSourceFrames,
             maxTransformMilliseconds: settings.maxTransformMilliseconds, maxTransformBytes: settings.maxTransformBytes,
             encoding: settings.encoding, memoryLender: memoryLender)
+        textFont = settings.textFont
     }
 
     public init(
@@ -70,12 +76,15 @@ public struct ImageTransformer: Sendable {
     }
 
     /// Produces the variant `request` asks for.
+    /// - Parameter overlay: the encoded image of `request.watermark` (fetched by the caller).
     /// - Throws: ``ImagingError`` (415 not an image, 422 undecodable or too many pixels).
-    public func transform(_ source: [UInt8], request original: ImageRequest, choice: FormatChoice) throws(ImagingError) -> EncodedImage {
+    public func transform(
+        _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, overlay: [UInt8]? = nil
+    ) throws(ImagingError) -> EncodedImage {
         let deadline = TransformDeadline(limitMilliseconds: maxTransformMilliseconds)
         defer { deadline.finish() }
         do {
-            return try transform(source, request: original, choice: choice, deadline: deadline)
+            return try transform(source, request: original, choice: choice, overlay: overlay, deadline: deadline)
         } catch {
             if deadline.hasExpired { throw .tooSlow(limitMilliseconds: maxTransformMilliseconds) }
             throw error
@@ -83,7 +92,7 @@ public struct ImageTransformer: Sendable {
     }
 
     private func transform(
-        _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, deadline: TransformDeadline
+        _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, overlay: [UInt8]?, deadline: TransformDeadline
     ) throws(ImagingError) -> EncodedImage {
         let (_, header) = try SourceHeader.checked(source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames)
 
@@ -94,6 +103,8 @@ public struct ImageTransformer: Sendable {
             request.fit = .contain
             request.enlarge = false
             request.filters = [.blur(sigma: Self.placeholderBlur)]
+            request.watermark = nil
+            request.text = nil
         }
         let frames = animatedFrames(header: header, request: request, choice: choice)
         let resize = ResizeStep(request: request, frames: frames)
@@ -105,6 +116,7 @@ public struct ImageTransformer: Sendable {
         let wait = Duration.milliseconds(maxTransformMilliseconds > 0 ? maxTransformMilliseconds : 10_000)
         // The encoder's own buffers (AVIF's above all) are part of the working set too.
         let encoderBytes = EncoderWorkingSet.bytes(for: choice, pixels: resize.estimatedOutputPixels(for: header))
+            + (request.watermark != nil ? overlay.map(OverlayStep.workingSetBytes(of:)) ?? 0 : 0)
         var reserved = 0
         defer { memoryBudget.release(reserved) }
         var eighth = ResizeStep.EighthAttempt.untried
@@ -133,6 +145,12 @@ public struct ImageTransformer: Sendable {
         }
         for filter in request.filters {
             image = try FilterStep(filter: filter).apply(to: image)
+        }
+        if request.watermark != nil, let overlay {
+            image = try OverlayStep(overlay: overlay, placement: request.watermark?.placement ?? OverlayPlacement()).apply(to: image)
+        }
+        if let text = request.text {
+            image = try TextStep(overlay: text, font: textFont).apply(to: image)
         }
         let output: OutputFormat = switch choice {
         case .fixed(let fixed): fixed

@@ -18,11 +18,13 @@ public enum ImagingError: PublicError, Equatable {
     case tooSlow(limitMilliseconds: Int)
     /// `crop` lies wholly outside the (upright) source.
     case cropOutside(crop: String, width: Int, height: Int)
+    /// The watermark's image is not an image, cannot be decoded, or is too large.
+    case badOverlay(problem: String)
 
     public var httpStatus: Int {
         switch self {
         case .unsupportedFormat: 415
-        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside: 422
+        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside, .badOverlay: 422
         case .memoryBudgetBusy: 503
         case .processingFailed: 500
         case .tooSlow: 503
@@ -34,6 +36,7 @@ public enum ImagingError: PublicError, Equatable {
         case .unsupportedFormat: "source is not a supported image (JPEG, PNG, WebP, GIF, AVIF/HEIF)"
         case .undecodable: "source image cannot be decoded"
         case .cropOutside(let crop, let width, let height): "crop \(crop) lies outside the source (\(width)x\(height) upright)"
+        case .badOverlay(let problem): "watermark image \(problem)"
         case .tooManyPixels(let limit): "source image has more than \(limit) pixels"
         case .tooManyScans(let limit): "source JPEG has more than \(limit) scans"
         case .tooManyFrames(let limit): "source animation has more than \(limit) frames"
@@ -54,6 +57,7 @@ public enum ImagingError: PublicError, Equatable {
         case .processingFailed: "processing_failed"
         case .tooSlow: "transform_timeout"
         case .cropOutside: "crop_outside"
+        case .badOverlay: "bad_overlay"
         }
     }
 }

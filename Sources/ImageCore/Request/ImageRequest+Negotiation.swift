@@ -44,8 +44,11 @@ extension ImageRequest {
     }
 
     /// The variant key: a SHA-256 over the source's cache key, the canonical options and the format choice.
-    /// - Parameter sourceKey: the source's cache key (``SourceKeyPolicy``); the canonical URL when nil.
-    public func variantKey(choice: FormatChoice, sourceKey: String? = nil) -> VariantKey {
+    /// - Parameters:
+    ///   - sourceKey: the source's cache key (``SourceKeyPolicy``); the canonical URL when nil.
+    ///   - overlayIdentity: the identity of the watermark's current image (a digest of its bytes), so
+    ///     that a new overlay image makes new variants.
+    public func variantKey(choice: FormatChoice, sourceKey: String? = nil, overlayIdentity: String? = nil) -> VariantKey {
         var canonical = "v1|\(sourceKey ?? source.absoluteString)|w=\(width.map(String.init) ?? "")|h=\(height.map(String.init) ?? "")"
         canonical += "|fit=\(fit.rawValue)|enlarge=\(enlarge ? 1 : 0)|format=\(choice)|q=\(quality.map(String.init) ?? "")"
         canonical += "|filter=\(filters.map(\.description).joined(separator: ","))"
@@ -54,6 +57,8 @@ extension ImageRequest {
         // Added only when present, so that every key made before `crop` existed stays the same.
         if let crop { canonical += "|crop=\(crop)" }
         if let maxBytes { canonical += "|max_bytes=\(maxBytes)" }
+        if let watermark { canonical += "|wm=\(watermark)|wmid=\(overlayIdentity ?? "")" }
+        if let text { canonical += "|text=\(text)" }
         return VariantKey(hashing: canonical)
     }
 }

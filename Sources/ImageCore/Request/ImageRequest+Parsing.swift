@@ -5,18 +5,21 @@ extension ImageRequest {
         public var maxDimension: Int
         /// The named presets `preset=` expands (`presets.<name>`), and whether only they may be used.
         public var presets: PresetTable
+        /// The named overlays `wm=` takes, and whether `wmurl=` and `text=` are allowed.
+        public var overlays: OverlayCatalog
 
-        public init(maxDimension: Int, presets: PresetTable = .none) {
+        public init(maxDimension: Int, presets: PresetTable = .none, overlays: OverlayCatalog = .none) {
             self.maxDimension = maxDimension
             self.presets = presets
+            self.overlays = overlays
         }
     }
 
     /// The parameters `/img` accepts; anything else is a 400.
-    static let knownParameters: Set<String> = [
+    static let knownParameters: Set<String> = Set<String>([
         "url", "w", "h", "fit", "format", "q", "dpr", "filter", "enlarge", "g", "fp", "bg", "progressive", "lqip", "crop",
         "max_bytes",
-    ]
+    ]).union(overlayParameters)
 
     /// The byte budgets `max_bytes` accepts: 1 KiB to 10 MiB.
     public static let maxBytesRange = 1_024...10_485_760
@@ -124,6 +127,7 @@ extension ImageRequest {
                 filters.append(try ImageFilter.parse(step))
             }
         }
+        try parseOverlays(values, limits: limits)
     }
 
     private static func flag(_ text: String?, name: String) throws(RequestError) -> Bool {

@@ -35,6 +35,10 @@ public struct ImageRequest: Sendable, Hashable {
     public var pixelRatio = 1.0
     /// Whether the query gave `dpr` (a client hint then does not change it).
     public var pixelRatioGiven = false
+    /// An image drawn over the output (`wm`, `wmurl`), after the filters.
+    public var watermark: Watermark?
+    /// Text drawn over the output (`text` and its `text_*` parameters), after the watermark.
+    public var text: TextOverlay?
 
     public init(source: SourceURL) {
         self.source = source

@@ -44,7 +44,7 @@ extension ProxyConfiguration {
             }
             if let snapshot = file.snapshot() as? ConfigurationFileSnapshot {
                 fileLeaves = snapshot.leaves
-                if let unknown = snapshot.keys.first(where: { settingsByKey[$0] == nil && !isPresetKey($0) }) {
+                if let unknown = snapshot.keys.first(where: { settingsByKey[$0] == nil && !isPresetKey($0) && !isOverlayDefinitionKey($0) }) {
                     throw ConfigurationError("unknown key '\(unknown)' in \(chosenPath)")
                 }
                 if let nested = snapshot.keys.first(where: { snapshot.leaves[$0] == .unsupported }), let setting = settingsByKey[nested] {
@@ -62,8 +62,10 @@ extension ProxyConfiguration {
             throw ConfigurationError(
                 "invalid value '\(given)' for \(setting.key) (\(setting.environmentName)): expected \(setting.expectation)")
         }
+        configuration.overlays.definitions = try overlayDefinitions(from: fileLeaves, maxDimension: configuration.image.maxDimension)
         configuration.presets = try presets(
-            from: fileLeaves, presetsOnly: configuration.presets.presetsOnly, maxDimension: configuration.image.maxDimension)
+            from: fileLeaves, presetsOnly: configuration.presets.presetsOnly, maxDimension: configuration.image.maxDimension,
+            overlays: configuration.overlays)
         configuration.fetch.s3.endpoint.takeCredentials(from: environment)
         configuration.cache.shared.endpoint.takeCredentials(from: environment)
         return configuration

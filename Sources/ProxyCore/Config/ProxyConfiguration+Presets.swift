@@ -13,7 +13,8 @@ extension ProxyConfiguration {
     /// parses (every parameter known and in range), so that a wrong preset stops the start, not a request.
     /// - Throws: ``ConfigurationError`` naming the preset.
     static func presets(
-        from leaves: [String: ConfigurationFileSnapshot.Leaf], presetsOnly: Bool, maxDimension: Int
+        from leaves: [String: ConfigurationFileSnapshot.Leaf], presetsOnly: Bool, maxDimension: Int,
+        overlays: OverlayCatalog = .none
     ) throws -> PresetTable {
         var definitions: [String: String] = [:]
         for (key, leaf) in leaves where isPresetKey(key) {
@@ -32,7 +33,7 @@ extension ProxyConfiguration {
         for name in definitions.keys.sorted() {
             let query = [(name: "url", value: "https://example.com/preset-check.jpg"), (name: "preset", value: name)]
             do {
-                _ = try ImageRequest(query: query, limits: .init(maxDimension: maxDimension, presets: table))
+                _ = try ImageRequest(query: query, limits: .init(maxDimension: maxDimension, presets: table, overlays: overlays))
             } catch {
                 throw ConfigurationError("invalid \(presetsSection).\(name): \(error.publicMessage)")
             }

@@ -112,6 +112,11 @@ extension ProxyConfiguration {
         .integer("http.saveDataQuality", 0...100, \.http.saveDataQuality),
         .boolean("http.contentDisposition", \.http.contentDisposition),
         .boolean("http.presetsOnly", \.presets.presetsOnly),
+        .boolean("overlays.allowUrl", \.overlays.allowURL),
+        .boolean("overlays.allowText", \.overlays.allowText),
+        .text(
+            "overlays.font", "a font family name (letters, digits, spaces, hyphens)", \.image.transformer.textFont,
+            accepts: { $0.utf8.count <= 64 && $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == " " || $0 == "-" } }),
         .text("log.format", "logfmt or json", \.observability.logFormat, allowed: ["logfmt", "json"]),
         .boolean("log.sourceUrls", \.observability.logSourceURLs),
         .text(

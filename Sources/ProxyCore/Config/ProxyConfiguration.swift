@@ -32,6 +32,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Named sets of `/img` parameters (`presets.<name>: "w=300&h=300&fit=cover"`, from the file only) and
     /// whether requests may use only them (`http.presetsOnly`, default false). Default: none.
     public var presets = PresetTable.none
+    /// Named watermark images (`overlays.<name>.*`, from the file only) and whether requests may give
+    /// their own (`overlays.allowUrl`) or text (`overlays.allowText`); both off by default.
+    public var overlays = OverlayCatalog.none
 
     /// Creates the embedded defaults.
     public init() {}

@@ -29,7 +29,7 @@ struct ImageHandler: Sendable {
     func handle(_ request: Request, context: ProxyRequestContext) async throws -> Response {
         try guards.check(request)
         let (imageRequest, options) = try parse(query: guards.query(of: request), hints: ClientHints(headers: request.headers))
-        try guards.checkNotSelf(imageRequest.source)
+        try guards.checkNotSelf(imageRequest)
         let conditions = Self.conditions(of: request)
         if let hit = pipeline.freshInMemory(imageRequest, conditions: conditions, timings: context.timings) {
             return respond(with: hit, options: options)

@@ -142,9 +142,12 @@ final class ParsedRequestCache: Sendable {
         let query = URI(path).queryParameters.compactMap { name, value -> (name: String, value: String)? in
             signer != nil && name == "sig" ? nil : (name: String(name), value: String(value))
         }
-        guard let (request, options) = try? images.parse(query: query, hints: ClientHints()) else { return nil }
+        // A watermark's key changes with its image: such requests are not kept here (the router answers them).
+        guard let (request, options) = try? images.parse(query: query, hints: ClientHints()), request.watermark == nil,
+            let key = images.pipeline.variantKey(for: request, accept: accept)
+        else { return nil }
         let hot = HotRequest(
-            key: images.pipeline.variantKey(for: request, accept: accept), sourceURL: request.source.absoluteString,
+            key: key, sourceURL: request.source.absoluteString,
             sourceHost: request.source.host, options: options, optionsKey: options.description)
         let size = cacheKey.utf8.count + hot.sourceURL.utf8.count + 160
         requests.withLock { requests in

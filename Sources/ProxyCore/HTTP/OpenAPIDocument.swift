@@ -237,6 +237,118 @@ public enum OpenAPIDocument {
             "example": "thumb"
           },
           {
+            "name": "wm",
+            "in": "query",
+            "required": false,
+            "description": "A named overlay (watermark image) from the configuration (overlays.<name>: source, gravity, x, y, opacity, scale, tile), drawn after the filters on every frame. Its image is fetched and cached like a source; a digest of its bytes is part of the variant, so a new image makes a new ETag. An unknown name is a 400; a watermark image that cannot be fetched answers with that failure's status and a message naming the watermark image.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[a-z0-9_-]{1,32}$"
+            }
+          },
+          {
+            "name": "wmurl",
+            "in": "query",
+            "required": false,
+            "description": "A per-request watermark image (absolute http(s) URL or s3://BUCKET/KEY), only when overlays.allowUrl is on (else a 400); it obeys the same address policy, allowlist and limits as sources. Placed as wm says when both are given, else at the bottom-right corner at its own size.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          },
+          {
+            "name": "text",
+            "in": "query",
+            "required": false,
+            "description": "Text drawn over the output (after the watermark), literally (never as markup), in the configured font; only when overlays.allowText is on (else a 400). At most 200 characters, no control characters but line breaks; wrapped at the output's width and cut at its edges.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "text_size",
+            "in": "query",
+            "required": false,
+            "description": "Font size of text in pixels (needs text).",
+            "schema": {
+              "type": "integer",
+              "minimum": 6,
+              "maximum": 200,
+              "default": 24
+            }
+          },
+          {
+            "name": "text_color",
+            "in": "query",
+            "required": false,
+            "description": "Colour of text, RRGGBB or RRGGBBAA in hex (needs text).",
+            "schema": {
+              "type": "string",
+              "pattern": "^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$",
+              "default": "ffffff"
+            }
+          },
+          {
+            "name": "text_g",
+            "in": "query",
+            "required": false,
+            "description": "The edge or corner text sits against (needs text).",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "centre",
+                "center",
+                "north",
+                "south",
+                "east",
+                "west",
+                "northeast",
+                "northwest",
+                "southeast",
+                "southwest"
+              ],
+              "default": "southeast"
+            }
+          },
+          {
+            "name": "text_x",
+            "in": "query",
+            "required": false,
+            "description": "Pixels in from the gravity's horizontal edge (needs text); at most image.maxDimension.",
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 4096,
+              "default": 0
+            }
+          },
+          {
+            "name": "text_y",
+            "in": "query",
+            "required": false,
+            "description": "Pixels in from the gravity's vertical edge (needs text); at most image.maxDimension.",
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 4096,
+              "default": 0
+            }
+          },
+          {
+            "name": "text_opacity",
+            "in": "query",
+            "required": false,
+            "description": "Opacity of text, 0..1 (needs text).",
+            "schema": {
+              "type": "number",
+              "minimum": 0,
+              "maximum": 1,
+              "default": 1
+            }
+          },
+          {
             "name": "sig",
             "in": "query",
             "required": false,
@@ -726,6 +838,118 @@ public enum OpenAPIDocument {
               "pattern": "^[a-z0-9_-]{1,32}(,[a-z0-9_-]{1,32}){0,7}$"
             },
             "example": "thumb"
+          },
+          {
+            "name": "wm",
+            "in": "query",
+            "required": false,
+            "description": "A named overlay (watermark image) from the configuration (overlays.<name>: source, gravity, x, y, opacity, scale, tile), drawn after the filters on every frame. Its image is fetched and cached like a source; a digest of its bytes is part of the variant, so a new image makes a new ETag. An unknown name is a 400; a watermark image that cannot be fetched answers with that failure's status and a message naming the watermark image.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[a-z0-9_-]{1,32}$"
+            }
+          },
+          {
+            "name": "wmurl",
+            "in": "query",
+            "required": false,
+            "description": "A per-request watermark image (absolute http(s) URL or s3://BUCKET/KEY), only when overlays.allowUrl is on (else a 400); it obeys the same address policy, allowlist and limits as sources. Placed as wm says when both are given, else at the bottom-right corner at its own size.",
+            "schema": {
+              "type": "string",
+              "minLength": 1
+            }
+          },
+          {
+            "name": "text",
+            "in": "query",
+            "required": false,
+            "description": "Text drawn over the output (after the watermark), literally (never as markup), in the configured font; only when overlays.allowText is on (else a 400). At most 200 characters, no control characters but line breaks; wrapped at the output's width and cut at its edges.",
+            "schema": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 200
+            }
+          },
+          {
+            "name": "text_size",
+            "in": "query",
+            "required": false,
+            "description": "Font size of text in pixels (needs text).",
+            "schema": {
+              "type": "integer",
+              "minimum": 6,
+              "maximum": 200,
+              "default": 24
+            }
+          },
+          {
+            "name": "text_color",
+            "in": "query",
+            "required": false,
+            "description": "Colour of text, RRGGBB or RRGGBBAA in hex (needs text).",
+            "schema": {
+              "type": "string",
+              "pattern": "^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{8})$",
+              "default": "ffffff"
+            }
+          },
+          {
+            "name": "text_g",
+            "in": "query",
+            "required": false,
+            "description": "The edge or corner text sits against (needs text).",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "centre",
+                "center",
+                "north",
+                "south",
+                "east",
+                "west",
+                "northeast",
+                "northwest",
+                "southeast",
+                "southwest"
+              ],
+              "default": "southeast"
+            }
+          },
+          {
+            "name": "text_x",
+            "in": "query",
+            "required": false,
+            "description": "Pixels in from the gravity's horizontal edge (needs text); at most image.maxDimension.",
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 4096,
+              "default": 0
+            }
+          },
+          {
+            "name": "text_y",
+            "in": "query",
+            "required": false,
+            "description": "Pixels in from the gravity's vertical edge (needs text); at most image.maxDimension.",
+            "schema": {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 4096,
+              "default": 0
+            }
+          },
+          {
+            "name": "text_opacity",
+            "in": "query",
+            "required": false,
+            "description": "Opacity of text, 0..1 (needs text).",
+            "schema": {
+              "type": "number",
+              "minimum": 0,
+              "maximum": 1,
+              "default": 1
+            }
           },
           {
             "name": "sig",

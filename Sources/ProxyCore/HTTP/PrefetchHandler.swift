@@ -75,7 +75,7 @@ struct PrefetchHandler: Sendable {
             return (item.name.removingPercentEncoding ?? item.name, (item.value ?? "").removingPercentEncoding ?? "")
         }
         let imageRequest = try ImageRequest(query: pairs, limits: limits)
-        try guards.checkNotSelf(imageRequest.source)
+        try guards.checkNotSelf(imageRequest)
         return imageRequest
     }
 }

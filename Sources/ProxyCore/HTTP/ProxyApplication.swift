@@ -68,7 +68,8 @@ public enum ProxyApplication {
         let configuration = runtime.configuration
         return ImageHandler(
             pipeline: runtime.pipeline,
-            limits: .init(maxDimension: configuration.image.maxDimension, presets: configuration.presets),
+            limits: .init(
+                maxDimension: configuration.image.maxDimension, presets: configuration.presets, overlays: configuration.overlays),
             staleWhileRevalidate: configuration.http.staleWhileRevalidate,
             guards: SourceGuard(
                 signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime,

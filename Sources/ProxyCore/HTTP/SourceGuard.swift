@@ -37,6 +37,12 @@ struct SourceGuard: Sendable {
         }
     }
 
+    /// Refuses a request whose source or watermark image is this service's own `/img` or `/info`.
+    func checkNotSelf(_ request: ImageRequest) throws {
+        try checkNotSelf(request.source)
+        if let watermark = request.watermark { try checkNotSelf(watermark.source) }
+    }
+
     /// Refuses a source that is this service's own `/img` or `/info`.
     func checkNotSelf(_ source: SourceURL) throws {
         guard source.object == nil else { return }  // an s3:// object lives on the S3 endpoint, never here

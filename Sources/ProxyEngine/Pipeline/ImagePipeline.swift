@@ -59,6 +59,8 @@ public final class ImagePipeline: Sendable {
     let downloads: PriorityWorkQueue<Original>
     /// One job per variant: at most one per pool thread, finished even when nobody waits (it is cached).
     let transforms: PriorityWorkQueue<Produced>
+    /// Watermark images in hand, with their identities.
+    let overlayImages = OverlayImages()
 
     /// A variant made (or refreshed) by the shared part of the path.
     struct Produced: Sendable {
@@ -119,8 +121,8 @@ public final class ImagePipeline: Sendable {
     public func freshInMemory(
         _ request: ImageRequest, conditions: ClientConditions, timings: RequestTimings
     ) -> Outcome? {
-        freshInMemory(variantKey(for: request, accept: conditions.accept), sourceHost: request.source.host,
-                      conditions: conditions, timings: timings)
+        guard let key = variantKey(for: request, accept: conditions.accept) else { return nil }
+        return freshInMemory(key, sourceHost: request.source.host, conditions: conditions, timings: timings)
     }
 
     /// ``freshInMemory(_:conditions:timings:)`` for a key from ``variantKey(for:accept:)`` computed earlier.
@@ -134,10 +136,13 @@ public final class ImagePipeline: Sendable {
     }
 
     /// The cache key of `request`'s variant for a client sending `accept` (the output format may be
-    /// negotiated from it). It depends on the request, `accept` and this pipeline's settings only.
-    public func variantKey(for request: ImageRequest, accept: String?) -> VariantKey {
+    /// negotiated from it). It depends on the request, `accept` and this pipeline's settings, and on the
+    /// identity of a watermark's image: nil when that image is not in hand and fresh (the key is then
+    /// known only after it is fetched, by ``variant(for:conditions:timings:priority:)``).
+    public func variantKey(for request: ImageRequest, accept: String?) -> VariantKey? {
+        guard case .some(let identity) = overlayIdentityInHand(for: request, now: Date().timeIntervalSince1970) else { return nil }
         let (choice, _) = request.formatChoice(accept: accept, allowAVIF: allowAutoAVIF)
-        return request.variantKey(choice: choice, sourceKey: sourceKeys.key(for: request.source))
+        return request.variantKey(choice: choice, sourceKey: sourceKeys.key(for: request.source), overlayIdentity: identity)
     }
 
     /// Produces (or finds) the variant `request` asks for, waiting with `priority`.
@@ -151,7 +156,11 @@ public final class ImagePipeline: Sendable {
         timings.sourceHost = request.source.host
         let (choice, _) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF)
         let sourceKey = sourceKeys.key(for: request.source)
-        let key = request.variantKey(choice: choice, sourceKey: sourceKey)
+        let overlay = try await request.watermark.asyncMap {
+            try await overlayImage($0.source, conditions: conditions, now: now, timings: timings, priority: priority)
+        }
+        let key = request.variantKey(choice: choice, sourceKey: sourceKey, overlayIdentity: overlay?.identity)
+        let overlayBytes = overlay?.bytes
         let transformer = self.transformer
         return try await shared(
             key: key, source: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings,
@@ -161,7 +170,7 @@ public final class ImagePipeline: Sendable {
             let (encoded, transformDuration) = try await self.pool.run(requestID: timings.requestID) {
                 () throws -> (EncodedImage, Duration) in
                 let begin = ContinuousClock.now
-                let encoded = try transformer.transform(source, request: request, choice: choice)
+                let encoded = try transformer.transform(source, request: request, choice: choice, overlay: overlayBytes)
                 return (encoded, ContinuousClock.now - begin)
             }
             self.metrics.recordTransform(

@@ -25,16 +25,25 @@ struct FixtureOrigin: Sendable {
 
     let files: [String: File]
     let hits = TestOrigin.Hits()
+    /// Files replaced while the origin runs (a source that changes at its origin).
+    let replacements = Replacements()
+
+    /// Files that take the place of `files` from the moment they are set.
+    final class Replacements: Sendable {
+        private let files = Mutex<[String: File]>([:])
+        func set(_ path: String, _ file: File) { files.withLock { $0[path] = file } }
+        func file(_ path: String) -> File? { files.withLock { $0[path] } }
+    }
 
     init(_ files: [String: File]) { self.files = files }
 
     /// Runs `body` with the origin live; `base` is `http://127.0.0.1:<port>`.
     func run<Value: Sendable>(_ body: @Sendable (_ base: String) async throws -> Value) async throws -> Value {
         let router = Router()
-        let files = self.files, hits = self.hits
+        let files = self.files, hits = self.hits, replacements = self.replacements
         router.get("/**") { request, _ -> Response in
             let path = request.uri.path
-            guard let file = files[path] else { return Response(status: .notFound) }
+            guard let file = replacements.file(path) ?? files[path] else { return Response(status: .notFound) }
             var headers = HTTPFields()
             headers[.contentType] = file.contentType
             for (name, value) in file.headers { headers[HTTPField.Name(name)!] = value }

@@ -71,3 +71,10 @@ test("presets: written first, and a Next.js loader that names only presets", () 
     "https://img.example.com/img?url=https%3A%2F%2Fwww.example.com%2Fhero.jpg&preset=next-828");
   assert.throws(() => createNextLoader({ base: "", presets: {} }), /at least one preset/);
 });
+
+test("watermarks and text overlays", () => {
+  assert.equal(
+    imagePath("https://example.com/a.jpg", { width: 300, watermark: "logo", text: "© Example & Co", textColor: "#ffffffcc", textGravity: "southwest", textSize: 18 }),
+    "/img?url=https%3A%2F%2Fexample.com%2Fa.jpg&w=300&wm=logo&text=%C2%A9%20Example%20%26%20Co&text_size=18&text_color=ffffffcc&text_g=southwest",
+  );
+});

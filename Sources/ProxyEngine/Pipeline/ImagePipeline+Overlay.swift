@@ -1,0 +1,38 @@
+import Foundation
+import ImageCore
+
+extension ImagePipeline {
+    /// The watermark image of `source`: in hand while fresh, else through the original cache and the
+    /// download queue like any source (the same address policy, allowlist and limits; revalidated when
+    /// stale), with a new identity when its bytes changed.
+    /// - Throws: ``OverlayFetchError`` carrying the failure's status.
+    func overlayImage(
+        _ source: SourceURL, conditions: ClientConditions, now: Double, timings: RequestTimings, priority: WorkQueueState.Priority
+    ) async throws -> OverlayImages.Image {
+        let sourceKey = sourceKeys.key(for: source)
+        if let held = overlayImages.fresh(sourceKey, now: now) { return held }
+        do {
+            let original = try await self.original(
+                of: source, sourceKey: sourceKey, conditions: ClientConditions(onlyIfCached: conditions.onlyIfCached), now: now,
+                timings: timings, priority: priority)
+            return overlayImages.keep(original.bytes, for: sourceKey, until: original.expiresAt)
+        } catch let error as any PublicError {
+            throw OverlayFetchError(underlying: error)
+        }
+    }
+
+    /// The identity of the watermark image `request` draws, when it is in hand and fresh.
+    func overlayIdentityInHand(for request: ImageRequest, now: Double) -> String?? {
+        guard let watermark = request.watermark else { return .some(nil) }
+        guard let image = overlayImages.fresh(sourceKeys.key(for: watermark.source), now: now) else { return nil }
+        return .some(image.identity)
+    }
+}
+
+extension Optional {
+    /// `map` with an async throwing transform.
+    func asyncMap<Mapped>(_ transform: (Wrapped) async throws -> Mapped) async rethrows -> Mapped? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}
