@@ -9,7 +9,9 @@
 #   - request_intake: every value a request brings (query, client hints, Save-Data, Accept) through
 #     ImageRequest parsing, the hints and the variant key (Sources/ImageCore/Request), and the memory-hit
 #     front's framing checks, under swiftc -sanitize=fuzzer,address; it links swift-crypto's objects from
-#     the debug build (`swift build` first when they are missing).
+#     the debug build (`swift build` first when they are missing);
+#   - jxl_pipeline: JPEG XL sources (`image.allowJXLInput`) through the header read and the thumbnail the
+#     transform runs, libvips started as the service starts it (all of Sources/CVipsShim instrumented).
 # Every file in fuzz/regressions/<target>/ is run first (a crash there fails at once), then each target
 # fuzzes for FUZZ_SECONDS (default 60) from its seed corpus in fuzz/corpus/<target>/. New crashes are
 # written to fuzz/findings/<target>/; keep each reproducer in fuzz/regressions/<target>/ once fixed.
@@ -17,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 out=.build-fuzz
-targets=(jpeg_dc containers raw_request_head request_intake)
+targets=(jpeg_dc containers raw_request_head request_intake jxl_pipeline)
 for target in "${targets[@]}"; do mkdir -p "$out" "fuzz/findings/$target"; done
 
 # shellcheck disable=SC2046
@@ -31,6 +33,12 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
   fuzz/containers/fuzz_containers.c Sources/CVipsShim/frame_count.c Sources/CVipsShim/icc_profile.c \
   $(pkg-config --libs vips libwebpmux libwebpdemux lcms2) -lgif -o "$out/fuzz_containers"
+
+# shellcheck disable=SC2046
+clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
+  fuzz/jxl_pipeline/fuzz_jxl_pipeline.c Sources/CVipsShim/*.c \
+  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2) -lgif -ljpeg -o "$out/fuzz_jxl_pipeline"
 
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)
 swiftc -sanitize=fuzzer,address -parse-as-library -O \

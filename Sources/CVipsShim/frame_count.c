@@ -89,11 +89,16 @@ int ipx_gif_frame_count(const void *buffer, size_t length, int limit) {
 }
 
 int ipx_webp_strip_metadata(const void *buffer, size_t length, void **out, size_t *out_length) {
+    return ipx_webp_strip_metadata_but_icc(buffer, length, 0, out, out_length);
+}
+
+int ipx_webp_strip_metadata_but_icc(const void *buffer, size_t length, int keep_icc, void **out, size_t *out_length) {
     WebPData input = {buffer, length};
     WebPMux *mux = WebPMuxCreate(&input, 0);
     if (!mux) return -1;
     const char *chunks[] = {"EXIF", "XMP ", "ICCP"};
-    for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+    size_t count = keep_icc ? 2 : 3;
+    for (size_t i = 0; i < count; i++) {
         WebPMuxError status = WebPMuxDeleteChunk(mux, chunks[i]);
         if (status != WEBP_MUX_OK && status != WEBP_MUX_NOT_FOUND) {
             WebPMuxDelete(mux);

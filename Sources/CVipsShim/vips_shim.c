@@ -17,12 +17,19 @@ int ipx_vips_start(const char *program_name, int concurrency, int operation_cach
     for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
         vips_operation_block_set(allowed[i], FALSE);
     }
+    /* libvips 8.14 marks the whole JPEG XL module untrusted: the saver is allowed (it reads our own pixels);
+       the loader only when the service is told to read JPEG XL sources (ipx_vips_allow_jxl_input). */
+    vips_operation_block_set("VipsForeignSaveJxl", FALSE);
     vips_cache_set_max(operation_cache_max);
     if (operation_cache_max == 0) {
         vips_cache_set_max_mem(0);
         vips_cache_set_max_files(0);
     }
     return 0;
+}
+
+void ipx_vips_allow_jxl_input(void) {
+    vips_operation_block_set("VipsForeignLoadJxlBuffer", FALSE);
 }
 
 int ipx_vips_header(const void *buffer, size_t length,
@@ -41,16 +48,20 @@ int ipx_vips_header(const void *buffer, size_t length,
     *orientation = vips_image_get_orientation(image);
     *bands = vips_image_get_bands(image);
     /* An sRGB profile on an RGB image needs no conversion (ipx_icc_is_srgb): its numbers are sRGB. */
+    /* 2: an RGB image with a profile other than sRGB (Display P3, Adobe RGB, ...), which colour=keep keeps. */
     int has_profile = vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0;
+    int rgb_profile = 0;
     if (has_profile && *bands >= 3 && vips_image_get_interpretation(image) == VIPS_INTERPRETATION_sRGB) {
         const void *profile = NULL;
         size_t profile_length = 0;
         if (!vips_image_get_blob(image, VIPS_META_ICC_NAME, &profile, &profile_length) &&
             ipx_icc_is_srgb(profile, profile_length)) {
             has_profile = 0;
+        } else {
+            rgb_profile = 1;
         }
     }
-    *colour_managed = has_profile || vips_image_get_interpretation(image) == VIPS_INTERPRETATION_CMYK;
+    *colour_managed = rgb_profile ? 2 : (has_profile || vips_image_get_interpretation(image) == VIPS_INTERPRETATION_CMYK);
     g_object_unref(image);
     return 0;
 }
@@ -128,18 +139,27 @@ int ipx_vips_pngsave_metadata(VipsImage *in, void **buffer, size_t *length) {
     return vips_pngsave_buffer(in, buffer, length, NULL);
 }
 
-int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression) {
-    return vips_pngsave_buffer(in, buffer, length, "compression", compression, "strip", TRUE, NULL);
+int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression, int strip) {
+    return vips_pngsave_buffer(in, buffer, length, "compression", compression, "strip", strip ? TRUE : FALSE, NULL);
 }
 
-int ipx_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality) {
-    return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
+int ipx_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality, int strip) {
+    return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", strip ? TRUE : FALSE, NULL);
 }
 
-int ipx_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int effort) {
-    return vips_heifsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE,
+int ipx_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int effort, int strip) {
+    return vips_heifsave_buffer(in, buffer, length, "Q", quality, "strip", strip ? TRUE : FALSE,
                                 "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1,
                                 "effort", effort, NULL);
+}
+
+int ipx_vips_jxlsave(VipsImage *in, void **buffer, size_t *length, int quality, int effort, int strip) {
+    return vips_jxlsave_buffer(in, buffer, length, "Q", quality, "effort", effort, "strip", strip ? TRUE : FALSE, NULL);
+}
+
+int ipx_vips_heicsave_metadata(VipsImage *in, void **buffer, size_t *length, int quality, int bitdepth) {
+    return vips_heifsave_buffer(in, buffer, length, "Q", quality, "bitdepth", bitdepth,
+                                "compression", VIPS_FOREIGN_HEIF_COMPRESSION_HEVC, "effort", 0, NULL);
 }
 
 int ipx_vips_gifsave(VipsImage *in, void **buffer, size_t *length) {
@@ -335,23 +355,34 @@ int ipx_vips_smartcrop(VipsImage *in, VipsImage **out, int width, int height) {
 static const char *ipx_kept_fields[] = {VIPS_META_PAGE_HEIGHT, VIPS_META_N_PAGES, "delay", "loop", "gif-delay",
                                         "gif-loop", NULL};
 
+struct ipx_removable {
+    GPtrArray *names;
+    int keep_icc;
+};
+
 static void *ipx_collect_removable(VipsImage *image, const char *field, GValue *value, void *a) {
-    GPtrArray *names = a;
+    struct ipx_removable *removable = a;
     (void)image;
     (void)value;
     for (int i = 0; ipx_kept_fields[i]; i++) {
         if (strcmp(field, ipx_kept_fields[i]) == 0) return NULL;
     }
-    g_ptr_array_add(names, g_strdup(field));
+    if (removable->keep_icc && strcmp(field, VIPS_META_ICC_NAME) == 0) return NULL;
+    g_ptr_array_add(removable->names, g_strdup(field));
     return NULL;
 }
 
 int ipx_vips_without_metadata(VipsImage *in, VipsImage **out) {
+    return ipx_vips_without_metadata_but_icc(in, out, 0);
+}
+
+int ipx_vips_without_metadata_but_icc(VipsImage *in, VipsImage **out, int keep_icc) {
     if (vips_copy(in, out, NULL)) {
         return -1;
     }
     GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-    vips_image_map(*out, ipx_collect_removable, names);
+    struct ipx_removable removable = {names, keep_icc};
+    vips_image_map(*out, ipx_collect_removable, &removable);
     for (guint i = 0; i < names->len; i++) {
         /* Built-in header fields (width, bands, ...) are not in the table: removing them is a no-op. */
         vips_image_remove(*out, g_ptr_array_index(names, i));
@@ -371,7 +402,8 @@ int ipx_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int heig
 
 int ipx_vips_metadata_fields(VipsImage *in, char *names, size_t capacity) {
     GPtrArray *list = g_ptr_array_new_with_free_func(g_free);
-    vips_image_map(in, ipx_collect_removable, list);
+    struct ipx_removable removable = {list, 0};
+    vips_image_map(in, ipx_collect_removable, &removable);
     size_t used = 0;
     names[0] = '\0';
     for (guint i = 0; i < list->len; i++) {

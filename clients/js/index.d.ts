@@ -13,7 +13,7 @@ export interface ImageOptions {
   focalPoint?: [number, number];
   /** Rectangle `[x, y, w, h]` of the upright source, pixels (integers) or fractions (strings like "0.5"). */
   crop?: [number | string, number | string, number | string, number | string];
-  format?: "auto" | "jpeg" | "jpg" | "png" | "webp" | "avif" | "gif";
+  format?: "auto" | "jpeg" | "jpg" | "png" | "webp" | "avif" | "gif" | "jxl";
   /** Encoder quality 1..100 (`q`). */
   quality?: number;
   /** Device pixel ratio 1..4. */
@@ -28,6 +28,8 @@ export interface ImageOptions {
   lqip?: boolean;
   /** A byte budget, 1024..10485760: JPEG, WebP and AVIF are encoded at lower qualities until they fit (`max_bytes`). */
   maxBytes?: number;
+  /** `keep`: a wide-gamut (Display P3, Adobe RGB) source keeps its colour space and profile (`colour`). */
+  colour?: "srgb" | "keep";
   /** A named overlay (watermark) of the server's configuration (`wm`). */
   watermark?: string;
   /** A per-request watermark image URL, when the server allows it (`wmurl`). */

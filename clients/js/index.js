@@ -6,7 +6,7 @@
 const PARAMETERS = [
   ["preset", "preset"], ["width", "w"], ["height", "h"], ["fit", "fit"], ["gravity", "g"], ["focalPoint", "fp"], ["crop", "crop"],
   ["format", "format"], ["quality", "q"], ["dpr", "dpr"], ["background", "bg"], ["enlarge", "enlarge"],
-  ["progressive", "progressive"], ["filters", "filter"], ["lqip", "lqip"], ["maxBytes", "max_bytes"],
+  ["progressive", "progressive"], ["filters", "filter"], ["lqip", "lqip"], ["maxBytes", "max_bytes"], ["colour", "colour"],
   ["watermark", "wm"], ["watermarkURL", "wmurl"], ["text", "text"], ["textSize", "text_size"], ["textColor", "text_color"],
   ["textGravity", "text_g"], ["textX", "text_x"], ["textY", "text_y"], ["textOpacity", "text_opacity"],
 ];

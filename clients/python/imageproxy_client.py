@@ -20,7 +20,7 @@ __all__ = ["image_path", "image_url", "sign", "signed_image_url", "srcset"]
 _PARAMETERS = [
     ("preset", "preset"), ("width", "w"), ("height", "h"), ("fit", "fit"), ("gravity", "g"), ("focal_point", "fp"), ("crop", "crop"),
     ("format", "format"), ("quality", "q"), ("dpr", "dpr"), ("background", "bg"), ("enlarge", "enlarge"),
-    ("progressive", "progressive"), ("filters", "filter"), ("lqip", "lqip"), ("max_bytes", "max_bytes"),
+    ("progressive", "progressive"), ("filters", "filter"), ("lqip", "lqip"), ("max_bytes", "max_bytes"), ("colour", "colour"),
     ("watermark", "wm"), ("watermark_url", "wmurl"), ("text", "text"), ("text_size", "text_size"),
     ("text_color", "text_color"), ("text_gravity", "text_g"), ("text_x", "text_x"), ("text_y", "text_y"),
     ("text_opacity", "text_opacity"),

@@ -49,6 +49,10 @@ class BuildingAndSigning(unittest.TestCase):
         self.assertEqual(image_path("https://example.com/photos/a b.jpg?v=2", width=60, preset=["thumb", "webp"]),
                          "/img?url=https%3A%2F%2Fexample.com%2Fphotos%2Fa%20b.jpg%3Fv%3D2&preset=thumb%2Cwebp&w=60")
 
+    def test_jpeg_xl_and_wide_gamut(self):
+        self.assertEqual(image_path("https://example.com/a.jpg", width=300, format="jxl", colour="keep", watermark="logo"),
+                         "/img?url=https%3A%2F%2Fexample.com%2Fa.jpg&w=300&format=jxl&colour=keep&wm=logo")
+
     def test_watermarks_and_text_as_the_javascript_client_writes_them(self):
         self.assertEqual(
             image_path("https://example.com/a.jpg", width=300, watermark="logo", text="© Example & Co",

@@ -56,6 +56,8 @@ int ipx_png_check_chunks(const void *buffer, size_t length);
 /// saver writes an EXIF chunk (orientation, resolution) even with `strip` and no metadata left.
 /// *out is freed with g_free.
 int ipx_webp_strip_metadata(const void *buffer, size_t length, void **out, size_t *out_length);
+/// The same, keeping the ICCP chunk when keep_icc.
+int ipx_webp_strip_metadata_but_icc(const void *buffer, size_t length, int keep_icc, void **out, size_t *out_length);
 
 /// Converts to sRGB (or leaves sRGB as is).
 int ipx_vips_to_srgb(VipsImage *in, VipsImage **out);
@@ -88,9 +90,15 @@ int ipx_vips_webpsave_metadata(VipsImage *in, void **buffer, size_t *length);
 int ipx_vips_pngsave_metadata(VipsImage *in, void **buffer, size_t *length);
 /// Decodes all frames of an encoded buffer into memory (n=-1).
 int ipx_vips_decode_all_pages(const void *buffer, size_t length, VipsImage **out);
-int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression);
-int ipx_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality);
-int ipx_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int effort);
+int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression, int strip);
+int ipx_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality, int strip);
+int ipx_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int effort, int strip);
+/// JPEG XL at quality Q (libjxl's distance from it) and effort 1...9, metadata stripped.
+int ipx_vips_jxlsave(VipsImage *in, void **buffer, size_t *length, int quality, int effort, int strip);
+/// HEIC (HEVC) keeping metadata and profile, every page an image of its own (test fixtures: phone photos).
+int ipx_vips_heicsave_metadata(VipsImage *in, void **buffer, size_t *length, int quality, int bitdepth);
+/// Unblocks libvips' JPEG XL buffer loader (`image.allowJXLInput`); process-wide, never blocked again.
+void ipx_vips_allow_jxl_input(void);
 int ipx_vips_gifsave(VipsImage *in, void **buffer, size_t *length);
 
 /// Shrink-on-load thumbnail with EXIF auto-rotation, refusing damaged input, loading `pages` frames
@@ -179,6 +187,8 @@ int ipx_vips_smartcrop(VipsImage *in, VipsImage **out, int width, int height);
 /// blob nor the exif-ifd* fields libvips 8.14's WebP saver rebuilds EXIF from, no XMP, IPTC, ICC,
 /// Photoshop, comments or text chunks.
 int ipx_vips_without_metadata(VipsImage *in, VipsImage **out);
+/// The same, keeping the ICC profile when keep_icc (colour=keep).
+int ipx_vips_without_metadata_but_icc(VipsImage *in, VipsImage **out, int keep_icc);
 /// The image's metadata fields other than frame layout and timing, each followed by '\n', into `names`
 /// (at most `capacity` bytes, NUL-terminated); returns the bytes written. For tests of what outputs keep.
 int ipx_vips_metadata_fields(VipsImage *in, char *names, size_t capacity);

@@ -10,6 +10,14 @@ public struct EncodingSettings: Sendable, Equatable {
     public var avifEffort = 2
     /// PNG zlib level 0...9. Default 6.
     public var pngCompression = 6
+    /// JPEG XL quality 1...100 (libvips maps it to libjxl's distance). Default 75.
+    public var jxlQuality = 75
+    /// JPEG XL encoder effort 3 (fastest libvips 8.14 takes) ... 9 (smallest). Default 4: libjxl's own default (7) costs
+    /// several times the CPU for a few percent of bytes.
+    public var jxlEffort = 4
+    /// Largest JPEG XL output in pixels (every frame): its encoder holds ~50 bytes a pixel. A larger
+    /// `format=jxl` answer is a 422; `format=auto` answers WebP instead. Default 4194304 (2048×2048).
+    public var jxlMaxPixels = 4_194_304
 
     /// The defaults.
     public init() {}
@@ -20,6 +28,7 @@ public struct EncodingSettings: Sendable, Equatable {
         case .jpeg: jpegQuality
         case .webp: webpQuality
         case .avif: avifQuality
+        case .jxl: jxlQuality
         case .png, .gif: 100
         }
     }

@@ -24,9 +24,9 @@ public struct ImageInfo: Sendable, Codable, Equatable {
 
     /// Reads `source`: header checks as for `/img`, then a 32 px sample for the colours.
     /// - Throws: ``ImagingError`` (415, 422).
-    public init(source: [UInt8], maxSourcePixels: Int, maxSourceFrames: Int = 1000) throws(ImagingError) {
+    public init(source: [UInt8], maxSourcePixels: Int, maxSourceFrames: Int = 1000, allowJXL: Bool = false) throws(ImagingError) {
         let (format, header) = try SourceHeader.checked(
-            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames)
+            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXL)
         var sample = try ResizeStep(width: Self.sampleSize, height: Self.sampleSize, fit: .contain)
             .apply(to: source, header: header)
         let hasAlpha = sample.hasAlpha

@@ -18,6 +18,8 @@ public struct ImageTransformer: Sendable {
     public var encoding: EncodingSettings
     /// The font family of text overlays.
     public var textFont = "DejaVu Sans"
+    /// Whether JPEG XL sources are read (libvips 8.14 marks `jxlload` untrusted).
+    public var allowJXLInput = false
     /// The memory all running transforms may reserve together (`image.maxTransformBytes`; 0: none).
     let memoryBudget: TransformMemoryBudget
 
@@ -28,8 +30,9 @@ public struct ImageTransformer: Sendable {
 
     /// What a transformer is allowed; the defaults are the service's (`config/imageproxy.yaml`, `image.*`).
     public struct Settings: Sendable, Equatable {
-        /// Largest source in pixels (width x height x frames), checked from the header. Default 40 MP.
-        public var maxSourcePixels = 40_000_000
+        /// Largest source in pixels (width x height x frames), checked from the header. Default 50 MP, so
+        /// that 48 MP phone photos (8064×6048) pass.
+        public var maxSourcePixels = 50_000_000
         /// Most frames kept from an animated source (the rest are dropped). Default 100.
         public var maxFrames = 100
         /// Most frames a source may have, counted from its container before any decode (more is a 422).
@@ -48,6 +51,9 @@ public struct ImageTransformer: Sendable {
         /// The font family `text=` overlays are drawn in (`overlays.font`). Default `DejaVu Sans` (Debian's
         /// fonts-dejavu-core, installed by the setup script and the Dockerfile).
         public var textFont = "DejaVu Sans"
+        /// Read JPEG XL sources (`image.allowJXLInput`). Off by default: libvips 8.14 marks `jxlload`
+        /// untrusted; a JPEG XL source is then a 415 naming the key.
+        public var allowJXLInput = false
 
         /// The defaults.
         public init() {}
@@ -61,6 +67,8 @@ public struct ImageTransformer: Sendable {
             maxTransformMilliseconds: settings.maxTransformMilliseconds, maxTransformBytes: settings.maxTransformBytes,
             encoding: settings.encoding, memoryLender: memoryLender)
         textFont = settings.textFont
+        allowJXLInput = settings.allowJXLInput
+        if allowJXLInput { Vips.allowJXLInput() }
     }
 
     public init(
@@ -94,9 +102,17 @@ public struct ImageTransformer: Sendable {
     private func transform(
         _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, overlay: [UInt8]?, deadline: TransformDeadline
     ) throws(ImagingError) -> EncodedImage {
-        let (_, header) = try SourceHeader.checked(source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames)
+        let (_, checkedHeader) = try SourceHeader.checked(
+            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput)
 
         var request = original
+        // colour=keep: a wide-gamut RGB source is not converted to sRGB, and its profile goes into the output.
+        // Not for AVIF (libvips 8.14 writes its profile without the matching colour matrix: decoders shift
+        // the colours) nor GIF (no profiles).
+        let keepProfile = request.colour == .keep && checkedHeader.wideGamutProfile && !request.placeholder
+            && choice != .fixed(.avif) && choice != .fixed(.gif)
+        var header = checkedHeader
+        if keepProfile { header.colourManaged = false }
         if request.placeholder {
             request.width = Self.placeholderSize
             request.height = Self.placeholderSize
@@ -106,8 +122,16 @@ public struct ImageTransformer: Sendable {
             request.watermark = nil
             request.text = nil
         }
-        let frames = animatedFrames(header: header, request: request, choice: choice)
-        let resize = ResizeStep(request: request, frames: frames)
+        var choice = choice
+        var frames = animatedFrames(header: header, request: request, choice: choice)
+        var resize = ResizeStep(request: request, frames: frames)
+        if choice == .fixed(.jxl), resize.estimatedOutputPixels(for: header) > encoding.jxlMaxPixels {
+            // libjxl holds ~50 bytes an output pixel: a negotiated JPEG XL becomes WebP, an asked-for one a 422.
+            guard request.format == .auto else { throw .outputTooLarge(format: "jxl", limit: encoding.jxlMaxPixels) }
+            choice = .fixed(.webp)
+            frames = animatedFrames(header: header, request: request, choice: choice)
+            resize = ResizeStep(request: request, frames: frames)
+        }
         let format = SourceFormat(sniffing: source)
         // Memory is reserved before anything is decoded, and waited for at most the transform time limit.
         // A file the DC-only decoder may take first reserves without libjpeg's coefficient buffer and tries
@@ -164,12 +188,12 @@ public struct ImageTransformer: Sendable {
             return try SizeTargetEncoder(budget: budget, startQuality: start).search { (quality) throws(ImagingError) in
                 try ready.encoded(
                     as: output, quality: quality, settings: encoding, background: request.background,
-                    progressive: request.progressive)
+                    progressive: request.progressive, keepProfile: keepProfile)
             }
         }
         return try image.encoded(
             as: output, quality: request.placeholder ? Self.placeholderQuality : request.quality, settings: encoding,
-            background: request.background, progressive: request.progressive)
+            background: request.background, progressive: request.progressive, keepProfile: keepProfile)
     }
 
     /// Frames to load: all (up to `maxFrames`) when the animation can be kept, else 1.

@@ -20,11 +20,15 @@ public enum ImagingError: PublicError, Equatable {
     case cropOutside(crop: String, width: Int, height: Int)
     /// The watermark's image is not an image, cannot be decoded, or is too large.
     case badOverlay(problem: String)
+    /// The output would have more pixels than its format allows (JPEG XL's encoder is memory hungry).
+    case outputTooLarge(format: String, limit: Int)
+    /// The source's format is turned off (JPEG XL input, `image.allowJXLInput`).
+    case formatDisabled(format: String, key: String)
 
     public var httpStatus: Int {
         switch self {
-        case .unsupportedFormat: 415
-        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside, .badOverlay: 422
+        case .unsupportedFormat, .formatDisabled: 415
+        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside, .badOverlay, .outputTooLarge: 422
         case .memoryBudgetBusy: 503
         case .processingFailed: 500
         case .tooSlow: 503
@@ -33,10 +37,12 @@ public enum ImagingError: PublicError, Equatable {
 
     public var publicMessage: String {
         switch self {
-        case .unsupportedFormat: "source is not a supported image (JPEG, PNG, WebP, GIF, AVIF/HEIF)"
+        case .unsupportedFormat: "source is not a supported image (JPEG, PNG, WebP, GIF, AVIF, HEIC/HEIF; JPEG XL when enabled)"
         case .undecodable: "source image cannot be decoded"
         case .cropOutside(let crop, let width, let height): "crop \(crop) lies outside the source (\(width)x\(height) upright)"
         case .badOverlay(let problem): "watermark image \(problem)"
+        case .outputTooLarge(let format, let limit): "a \(format) output may have at most \(limit) pixels; ask for a smaller size or another format"
+        case .formatDisabled(let format, let key): "\(format) sources are turned off on this service (\(key))"
         case .tooManyPixels(let limit): "source image has more than \(limit) pixels"
         case .tooManyScans(let limit): "source JPEG has more than \(limit) scans"
         case .tooManyFrames(let limit): "source animation has more than \(limit) frames"
@@ -58,6 +64,8 @@ public enum ImagingError: PublicError, Equatable {
         case .tooSlow: "transform_timeout"
         case .cropOutside: "crop_outside"
         case .badOverlay: "bad_overlay"
+        case .outputTooLarge: "output_too_large"
+        case .formatDisabled: "unsupported_format"
         }
     }
 }

@@ -194,6 +194,11 @@ struct ResizeStep {
         case .webp:
             decoded = min(whole, output)
             extra = Self.webpDecoderBytes
+        case .heic, .avif:
+            // libheif decodes the whole image (no shrink-on-load) into its own YUV planes, then RGB: a
+            // 48 MP HEIC's thumbnail peaked at 465 MB in `vips thumbnail` (~9.5 bytes a pixel).
+            decoded = whole
+            extra = 2 * whole
         default:
             decoded = whole
         }

@@ -14,7 +14,7 @@ struct SizeTargetEncoder {
 
     /// Whether `format` follows a size target.
     static func applies(to format: OutputFormat) -> Bool {
-        format == .jpeg || format == .webp || format == .avif
+        format == .jpeg || format == .webp || format == .avif || format == .jxl
     }
 
     /// Runs the search with `encode` (one call per quality tried).

@@ -13,6 +13,9 @@ public struct SourceHeader: Sendable, Equatable {
     /// The numbers are not sRGB: the image carries an ICC profile (RGB, grey or CMYK), or is CMYK.
     /// Such sources are converted to sRGB with their profile before it is removed.
     public var colourManaged: Bool
+    /// An RGB image with an ICC profile other than sRGB (Display P3, Adobe RGB, ...): `colour=keep` keeps
+    /// its numbers and its profile instead of converting to sRGB.
+    public var wideGamutProfile = false
     /// Bytes libjpeg keeps for the whole image's DCT coefficients while decoding this source, whatever
     /// the output scale: a progressive or multi-scan JPEG (88 MB for a 5120x2880 4:4:4 file), allocated
     /// outside libvips' tracking. 0 for other sources and for JPEGs of one interleaved scan.
@@ -80,9 +83,14 @@ public struct SourceHeader: Sendable, Equatable {
         }
         self.width = Int(width)
         self.height = Int(height)
-        self.frames = Int(max(1, containerFrames.map { max($0, pages) } ?? pages))
+        // HEIF and AVIF files may hold several images (bursts, depth maps, sequences): only the primary
+        // image is used, and only it is counted.
+        let format = SourceFormat(sniffing: bytes)
+        let onePrimaryImage = format == .heic || format == .avif
+        self.frames = onePrimaryImage ? 1 : Int(max(1, containerFrames.map { max($0, pages) } ?? pages))
         self.orientation = (1...8).contains(Int(orientation)) ? Int(orientation) : 1
         self.colourManaged = colourManaged != 0
+        self.wideGamutProfile = colourManaged == 2
         self.jpegCoefficientBytes = Int(layout.coefficient_bytes)
         self.jpegEighthDecodable =
             layout.progressive != 0 && layout.uniform_sampling != 0 && (layout.components == 1 || layout.components == 3)

@@ -12,6 +12,13 @@ public enum Vips {
     @discardableResult
     public static func start() -> Bool { startResult }
 
+    /// Lets libvips read JPEG XL (`image.allowJXLInput`): its loader is blocked at start, as libvips 8.14
+    /// marks it untrusted. Process-wide; JPEG XL sources still pass only where the settings allow them.
+    public static func allowJXLInput() {
+        start()
+        ipx_vips_allow_jxl_input()
+    }
+
     /// Caps glibc's malloc arenas for the process (call once at start-up, before threads start work).
     public static func limitMallocArenas(_ arenas: Int) {
         _ = ipx_limit_malloc_arenas(Int32(arenas))

@@ -3,14 +3,16 @@ import Foundation
 extension ImageRequest {
     /// Decides the output format before the transform, from `format` and the request's `Accept`.
     ///
-    /// `auto` picks AVIF when accepted and `allowAVIF`, else WebP when accepted, else JPEG (PNG when the
-    /// result has alpha). Returns whether the choice depended on `Accept` (the response then varies on it).
-    public func formatChoice(accept: String?, allowAVIF: Bool) -> (choice: FormatChoice, negotiated: Bool) {
+    /// `auto` picks JPEG XL when accepted and `allowJXL`, else AVIF when accepted and `allowAVIF`, else
+    /// WebP when accepted, else JPEG (PNG when the result has alpha). Returns whether the choice depended
+    /// on `Accept` (the response then varies on it).
+    public func formatChoice(accept: String?, allowAVIF: Bool, allowJXL: Bool = false) -> (choice: FormatChoice, negotiated: Bool) {
         guard case .auto = format else {
             if case .fixed(let fixed) = format { return (.fixed(fixed), false) }
             return (.jpegOrPNG, false)
         }
         let accepted = Self.acceptedMediaTypes(accept)
+        if allowJXL && accepted.contains("image/jxl") { return (.fixed(.jxl), true) }
         if allowAVIF && accepted.contains("image/avif") { return (.fixed(.avif), true) }
         if accepted.contains("image/webp") { return (.fixed(.webp), true) }
         return (.jpegOrPNG, true)
@@ -59,6 +61,7 @@ extension ImageRequest {
         if let maxBytes { canonical += "|max_bytes=\(maxBytes)" }
         if let watermark { canonical += "|wm=\(watermark)|wmid=\(overlayIdentity ?? "")" }
         if let text { canonical += "|text=\(text)" }
+        if colour == .keep { canonical += "|colour=keep" }
         return VariantKey(hashing: canonical)
     }
 }

@@ -7,8 +7,13 @@ extension ImageRequest {
         public var presets: PresetTable
         /// The named overlays `wm=` takes, and whether `wmurl=` and `text=` are allowed.
         public var overlays: OverlayCatalog
+        /// `colour` when the request gives none (`image.colour`).
+        public var defaultColour: ColourHandling
 
-        public init(maxDimension: Int, presets: PresetTable = .none, overlays: OverlayCatalog = .none) {
+        public init(
+            maxDimension: Int, presets: PresetTable = .none, overlays: OverlayCatalog = .none, defaultColour: ColourHandling = .srgb
+        ) {
+            self.defaultColour = defaultColour
             self.maxDimension = maxDimension
             self.presets = presets
             self.overlays = overlays
@@ -18,7 +23,7 @@ extension ImageRequest {
     /// The parameters `/img` accepts; anything else is a 400.
     static let knownParameters: Set<String> = Set<String>([
         "url", "w", "h", "fit", "format", "q", "dpr", "filter", "enlarge", "g", "fp", "bg", "progressive", "lqip", "crop",
-        "max_bytes",
+        "max_bytes", "colour",
     ]).union(overlayParameters)
 
     /// The byte budgets `max_bytes` accepts: 1 KiB to 10 MiB.
@@ -69,7 +74,7 @@ extension ImageRequest {
             } else if let fixed = OutputFormat(rawValue: text == "jpg" ? "jpeg" : text) {
                 format = .fixed(fixed)
             } else {
-                throw RequestError(parameter: "format", problem: "must be one of auto, jpeg, png, webp, avif, gif")
+                throw RequestError(parameter: "format", problem: "must be one of auto, jpeg, png, webp, avif, gif, jxl")
             }
         }
         if let text = values["q"] {
@@ -126,6 +131,13 @@ extension ImageRequest {
             for step in steps {
                 filters.append(try ImageFilter.parse(step))
             }
+        }
+        colour = limits.defaultColour
+        if let text = values["colour"] {
+            guard let handling = ColourHandling(rawValue: text) else {
+                throw RequestError(parameter: "colour", problem: "must be one of srgb, keep")
+            }
+            colour = handling
         }
         try parseOverlays(values, limits: limits)
     }

@@ -35,6 +35,8 @@ public struct ImageRequest: Sendable, Hashable {
     public var pixelRatio = 1.0
     /// Whether the query gave `dpr` (a client hint then does not change it).
     public var pixelRatioGiven = false
+    /// sRGB output, or a wide-gamut source kept in its own space (`colour`, default `image.colour`).
+    public var colour = ColourHandling.srgb
     /// An image drawn over the output (`wm`, `wmurl`), after the filters.
     public var watermark: Watermark?
     /// Text drawn over the output (`text` and its `text_*` parameters), after the watermark.

@@ -1,6 +1,6 @@
 /// An encoded image format the service can write.
 public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
-    case jpeg, png, webp, avif, gif
+    case jpeg, png, webp, avif, gif, jxl
 
     /// The `Content-Type` of this format.
     public var mediaType: String {
@@ -10,6 +10,7 @@ public enum OutputFormat: String, Sendable, Hashable, CaseIterable {
         case .webp: "image/webp"
         case .avif: "image/avif"
         case .gif: "image/gif"
+        case .jxl: "image/jxl"
         }
     }
 }

@@ -14,7 +14,7 @@ extension ProxyConfiguration {
     /// - Throws: ``ConfigurationError`` naming the preset.
     static func presets(
         from leaves: [String: ConfigurationFileSnapshot.Leaf], presetsOnly: Bool, maxDimension: Int,
-        overlays: OverlayCatalog = .none
+        overlays: OverlayCatalog = .none, defaultColour: ColourHandling = .srgb
     ) throws -> PresetTable {
         var definitions: [String: String] = [:]
         for (key, leaf) in leaves where isPresetKey(key) {
@@ -33,7 +33,7 @@ extension ProxyConfiguration {
         for name in definitions.keys.sorted() {
             let query = [(name: "url", value: "https://example.com/preset-check.jpg"), (name: "preset", value: name)]
             do {
-                _ = try ImageRequest(query: query, limits: .init(maxDimension: maxDimension, presets: table, overlays: overlays))
+                _ = try ImageRequest(query: query, limits: .init(maxDimension: maxDimension, presets: table, overlays: overlays, defaultColour: defaultColour))
             } catch {
                 throw ConfigurationError("invalid \(presetsSection).\(name): \(error.publicMessage)")
             }

@@ -102,6 +102,12 @@ extension ProxyConfiguration {
         .integer("image.avifQuality", 1...100, \.image.transformer.encoding.avifQuality),
         .integer("image.avifEffort", 0...9, \.image.transformer.encoding.avifEffort),
         .integer("image.pngCompression", 0...9, \.image.transformer.encoding.pngCompression),
+        .boolean("image.autoJXL", \.image.autoJXL),
+        .integer("image.jxlQuality", 1...100, \.image.transformer.encoding.jxlQuality),
+        .integer("image.jxlEffort", 3...9, \.image.transformer.encoding.jxlEffort),
+        .integer("image.jxlMaxPixels", 1...(1 << 28), \.image.transformer.encoding.jxlMaxPixels),
+        .boolean("image.allowJXLInput", \.image.transformer.allowJXLInput),
+        .choice("image.colour", "one of srgb, keep", \.image.colour),
         .integer("http.staleWhileRevalidate", 0...31_536_000, \.http.staleWhileRevalidate),
         .text("http.timingAllowOrigin", "an origin, * or empty", \.http.timingAllowOrigin, allowEmpty: true),
         .list("http.corsOrigins", \.http.corsOrigins, expectation: "* or origins like https://app.example.com") { item in

@@ -78,6 +78,12 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var workers = 0
         /// Whether `format=auto` may choose AVIF (about 3x the CPU of WebP). Key `image.autoAVIF`, default false.
         public var autoAVIF = false
+        /// Whether `format=auto` may choose JPEG XL, ahead of AVIF, for clients whose `Accept` names
+        /// `image/jxl` (Safari 17+). Off until browsers broadly send it. Key `image.autoJXL`, default false.
+        public var autoJXL = false
+        /// `colour` for requests that give none: `srgb` converts every source to sRGB, `keep` keeps a
+        /// wide-gamut source in its own space with its profile. Key `image.colour`, default `srgb`.
+        public var colour = ColourHandling.srgb
         public init() {}
     }
 

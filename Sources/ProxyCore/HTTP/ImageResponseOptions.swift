@@ -37,6 +37,7 @@ struct ImageResponseOptions: Sendable, Hashable, CustomStringConvertible {
         case "image/webp": "webp"
         case "image/avif": "avif"
         case "image/gif": "gif"
+        case "image/jxl": "jxl"
         default: "bin"
         }
     }

@@ -139,7 +139,7 @@ public enum OpenAPIDocument {
             "name": "format",
             "in": "query",
             "required": false,
-            "description": "Output format; auto negotiates with Accept.",
+            "description": "Output format; auto negotiates with Accept: JPEG XL when accepted and image.autoJXL is on, else AVIF when accepted and image.autoAVIF is on, else WebP when accepted, else JPEG (PNG with alpha). jxl outputs above image.jxlMaxPixels are a 422 (auto answers WebP instead).",
             "schema": {
               "type": "string",
               "enum": [
@@ -149,7 +149,8 @@ public enum OpenAPIDocument {
                 "png",
                 "webp",
                 "avif",
-                "gif"
+                "gif",
+                "jxl"
               ]
             }
           },
@@ -223,6 +224,19 @@ public enum OpenAPIDocument {
               "type": "integer",
               "minimum": 1024,
               "maximum": 10485760
+            }
+          },
+          {
+            "name": "colour",
+            "in": "query",
+            "required": false,
+            "description": "srgb converts every source to sRGB (the default, image.colour). keep keeps a wide-gamut RGB source (Display P3, Adobe RGB: an ICC profile other than sRGB) in its own space and embeds its profile, the only metadata kept, in JPEG, WebP, PNG and JPEG XL output; AVIF and GIF output, and sRGB, untagged, grey and CMYK sources, are as with srgb.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "srgb",
+                "keep"
+              ]
             }
           },
           {
@@ -742,7 +756,7 @@ public enum OpenAPIDocument {
             "name": "format",
             "in": "query",
             "required": false,
-            "description": "Output format; auto negotiates with Accept.",
+            "description": "Output format; auto negotiates with Accept: JPEG XL when accepted and image.autoJXL is on, else AVIF when accepted and image.autoAVIF is on, else WebP when accepted, else JPEG (PNG with alpha). jxl outputs above image.jxlMaxPixels are a 422 (auto answers WebP instead).",
             "schema": {
               "type": "string",
               "enum": [
@@ -752,7 +766,8 @@ public enum OpenAPIDocument {
                 "png",
                 "webp",
                 "avif",
-                "gif"
+                "gif",
+                "jxl"
               ]
             }
           },
@@ -826,6 +841,19 @@ public enum OpenAPIDocument {
               "type": "integer",
               "minimum": 1024,
               "maximum": 10485760
+            }
+          },
+          {
+            "name": "colour",
+            "in": "query",
+            "required": false,
+            "description": "srgb converts every source to sRGB (the default, image.colour). keep keeps a wide-gamut RGB source (Display P3, Adobe RGB: an ICC profile other than sRGB) in its own space and embeds its profile, the only metadata kept, in JPEG, WebP, PNG and JPEG XL output; AVIF and GIF output, and sRGB, untagged, grey and CMYK sources, are as with srgb.",
+            "schema": {
+              "type": "string",
+              "enum": [
+                "srgb",
+                "keep"
+              ]
             }
           },
           {

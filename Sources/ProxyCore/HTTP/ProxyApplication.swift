@@ -69,7 +69,8 @@ public enum ProxyApplication {
         return ImageHandler(
             pipeline: runtime.pipeline,
             limits: .init(
-                maxDimension: configuration.image.maxDimension, presets: configuration.presets, overlays: configuration.overlays),
+                maxDimension: configuration.image.maxDimension, presets: configuration.presets, overlays: configuration.overlays,
+                defaultColour: configuration.image.colour),
             staleWhileRevalidate: configuration.http.staleWhileRevalidate,
             guards: SourceGuard(
                 signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime,

@@ -77,7 +77,8 @@ public final class ProxyRuntime: Service, Sendable {
             queues: .init(
                 downloadSlots: configuration.fetch.concurrency, maxPending: configuration.queue.maxPending,
                 order: configuration.queue.order),
-            originalAdmission: OriginalAdmission(policy: configuration.cache.storeOriginals), sharedTier: sharedTier)
+            originalAdmission: OriginalAdmission(policy: configuration.cache.storeOriginals), sharedTier: sharedTier,
+            allowAutoJXL: configuration.image.autoJXL)
         transformPool.start()
         let pool = transformPool
         LibvipsLogForwarder(logger: logger, soleRunningRequestID: { pool.soleRunningRequestID }).install()

@@ -13,13 +13,15 @@ extension ImagePipeline {
         timings.sourceHost = source.host
         let sourceKey = sourceKeys.key(for: source)
         let key = VariantKey(hashing: "info|v1|" + sourceKey)
-        let limit = transformer.maxSourcePixels, frameLimit = transformer.maxSourceFrames
+        let limit = transformer.maxSourcePixels, frameLimit = transformer.maxSourceFrames, allowJXL = transformer.allowJXLInput
         return try await shared(
             key: key, source: source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, priority: priority
         ) { original in
             let bytes = original.bytes
             let begin = ContinuousClock.now
-            let info = try await self.pool.run(requestID: timings.requestID) { try ImageInfo(source: bytes, maxSourcePixels: limit, maxSourceFrames: frameLimit) }
+            let info = try await self.pool.run(requestID: timings.requestID) { 
+                try ImageInfo(source: bytes, maxSourcePixels: limit, maxSourceFrames: frameLimit, allowJXL: allowJXL)
+            }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             let json = [UInt8](try encoder.encode(info))

@@ -45,6 +45,8 @@ public final class ImagePipeline: Sendable {
     let freshness: FreshnessPolicy
     let sourceKeys: SourceKeyPolicy
     let allowAutoAVIF: Bool
+    /// Whether `format=auto` may choose JPEG XL (ahead of AVIF) for clients that accept it.
+    let allowAutoJXL: Bool
     let metrics: ProxyMetrics
     /// The fleet's shared result tier, below memory and disk (nil: off).
     let sharedTier: SharedTier?
@@ -90,8 +92,9 @@ public final class ImagePipeline: Sendable {
         fetcher: OriginFetcher, pool: TransformPool, transformer: ImageTransformer,
         freshness: FreshnessPolicy, sourceKeys: SourceKeyPolicy, allowAutoAVIF: Bool, metrics: ProxyMetrics,
         queues: QueueSettings = QueueSettings(), originalAdmission: OriginalAdmission = OriginalAdmission(policy: .always),
-        sharedTier: SharedTier? = nil
+        sharedTier: SharedTier? = nil, allowAutoJXL: Bool = false
     ) {
+        self.allowAutoJXL = allowAutoJXL
         self.metrics = metrics
         self.sharedTier = sharedTier
         self.originalAdmission = originalAdmission
@@ -141,7 +144,7 @@ public final class ImagePipeline: Sendable {
     /// known only after it is fetched, by ``variant(for:conditions:timings:priority:)``).
     public func variantKey(for request: ImageRequest, accept: String?) -> VariantKey? {
         guard case .some(let identity) = overlayIdentityInHand(for: request, now: Date().timeIntervalSince1970) else { return nil }
-        let (choice, _) = request.formatChoice(accept: accept, allowAVIF: allowAutoAVIF)
+        let (choice, _) = request.formatChoice(accept: accept, allowAVIF: allowAutoAVIF, allowJXL: allowAutoJXL)
         return request.variantKey(choice: choice, sourceKey: sourceKeys.key(for: request.source), overlayIdentity: identity)
     }
 
@@ -154,7 +157,7 @@ public final class ImagePipeline: Sendable {
     ) async throws -> Outcome {
         let now = Date().timeIntervalSince1970
         timings.sourceHost = request.source.host
-        let (choice, _) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF)
+        let (choice, _) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF, allowJXL: allowAutoJXL)
         let sourceKey = sourceKeys.key(for: request.source)
         let overlay = try await request.watermark.asyncMap {
             try await overlayImage($0.source, conditions: conditions, now: now, timings: timings, priority: priority)

@@ -72,6 +72,11 @@ test("presets: written first, and a Next.js loader that names only presets", () 
   assert.throws(() => createNextLoader({ base: "", presets: {} }), /at least one preset/);
 });
 
+test("JPEG XL and wide gamut", () => {
+  assert.equal(imagePath("https://example.com/a.jpg", { width: 300, format: "jxl", colour: "keep", watermark: "logo" }),
+    "/img?url=https%3A%2F%2Fexample.com%2Fa.jpg&w=300&format=jxl&colour=keep&wm=logo");
+});
+
 test("watermarks and text overlays", () => {
   assert.equal(
     imagePath("https://example.com/a.jpg", { width: 300, watermark: "logo", text: "© Example & Co", textColor: "#ffffffcc", textGravity: "southwest", textSize: 18 }),
