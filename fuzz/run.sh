@@ -4,7 +4,7 @@
 #     with jpeg_scaled.c (our driving of libjpeg's scaled decode) over the same inputs;
 #   - containers: Sources/CVipsShim/{frame_count,icc_profile}.c (GIF/WebP frame counts, the WebP metadata
 #     rewrite, the ICC profile check) under libFuzzer + ASan + UBSan;
-#   - raw_request_head: the memory-hit framing parser (Sources/ProxyCore/HTTP/RawRequestHead.swift) under
+#   - raw_request_head: the memory-hit framing parser (Sources/ProxyCore/FastPath/RawRequestHead.swift) under
 #     swiftc -sanitize=fuzzer,address;
 #   - request_intake: every value a request brings (query, client hints, Save-Data, Accept) through
 #     ImageRequest parsing, the hints and the variant key (Sources/ImageCore/Request), and the memory-hit
@@ -41,8 +41,9 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   $(pkg-config --libs vips libwebpmux libwebpdemux lcms2) -lgif -ljpeg -o "$out/fuzz_jxl_pipeline"
 
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)
-swiftc -sanitize=fuzzer,address -parse-as-library -O \
-  fuzz/raw_request_head/FuzzRawRequestHead.swift Sources/ProxyCore/HTTP/RawRequestHead.swift \
+swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
+  fuzz/raw_request_head/FuzzRawRequestHead.swift Sources/ProxyCore/FastPath/RawRequestHead.swift \
+  Sources/ImageCore/Request/ClientHints.swift \
   -o "$out/fuzz_raw_request_head" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # The intake links the real SHA-256 (swift-crypto) from the debug build's objects.
@@ -51,9 +52,9 @@ crypto_objects=()
 while IFS= read -r object; do crypto_objects+=("$object"); done < <(find .build/debug/Crypto.build \
   .build/debug/CryptoBoringWrapper.build .build/debug/CCryptoBoringSSL.build .build/debug/CCryptoBoringSSLShims.build -name '*.o')
 crypto_include=.build/checkouts/swift-crypto/Sources
-swiftc -sanitize=fuzzer,address -parse-as-library -O \
+swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
   fuzz/request_intake/FuzzRequestIntake.swift Sources/ImageCore/Request/*.swift Sources/ImageCore/SHA256Hex.swift \
-  Sources/ImageCore/PublicError.swift Sources/ProxyCore/HTTP/RawRequestHead.swift -I .build/debug/Modules \
+  Sources/ImageCore/PublicError.swift Sources/ProxyCore/FastPath/RawRequestHead.swift -I .build/debug/Modules \
   -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSL/include/module.modulemap \
   -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSLShims/include/module.modulemap \
   "${crypto_objects[@]}" -o "$out/fuzz_request_intake" >"$out/request_intake.log" 2>&1 \

@@ -25,6 +25,10 @@ public struct ClientHints: Sendable, Equatable {
     public static let widthHeaders = ["Sec-CH-Width", "Width"]
     public static let viewportWidthHeaders = ["Sec-CH-Viewport-Width", "Viewport-Width"]
     public static let saveDataHeader = "Save-Data"
+    /// Every hint header, the `Sec-CH-` names first: the one list `Accept-CH`, `Vary`, CORS preflights and
+    /// the memory-hit front (which leaves requests carrying any of them to the router) are made from.
+    public static let hintHeaders = [dprHeaders, widthHeaders, viewportWidthHeaders].map { $0[0] }
+        + [dprHeaders, widthHeaders, viewportWidthHeaders].map { $0[1] }
 
     /// The hints of a request's headers, `header` looking a value up by name (the `Sec-CH-` name wins
     /// over the legacy one), parsed leniently: a hint that is not a number within its range
@@ -89,5 +93,5 @@ public struct ClientHints: Sendable, Equatable {
     }
 
     /// The response headers that tell browsers which hints to send: `Accept-CH`.
-    public static let acceptCH = "Sec-CH-DPR, Sec-CH-Width, Sec-CH-Viewport-Width, DPR, Width, Viewport-Width"
+    public static let acceptCH = hintHeaders.joined(separator: ", ")
 }

@@ -11,8 +11,8 @@ extension ImageRequest {
         let widthGiven = width != nil  // only `w` sets it before this
         var varies: [String] = []
         if policy.clientHints {
-            if !widthGiven { varies += ["Sec-CH-Width", "Width", "Sec-CH-Viewport-Width", "Viewport-Width"] }
-            if !pixelRatioGiven { varies += ["Sec-CH-DPR", "DPR"] }
+            if !widthGiven { varies += ClientHints.widthHeaders + ClientHints.viewportWidthHeaders }
+            if !pixelRatioGiven { varies += ClientHints.dprHeaders }
             let hintedRatio = pixelRatioGiven ? pixelRatio : hints.dpr.map(ClientHints.Policy.quantise) ?? 1
             if !pixelRatioGiven, hintedRatio != 1 {
                 func scaled(_ value: Int?) -> Int? { value.map { Self.clamped(Double($0) * hintedRatio, to: limits.maxDimension) } }

@@ -1,3 +1,8 @@
+// The fuzz targets compile this file with ImageCore's request files in one module (-D FUZZ_STANDALONE).
+#if !FUZZ_STANDALONE
+import ImageCore
+#endif
+
 /// An HTTP/1.1 request head read straight from a connection's bytes, for ``MemoryHitHandler``.
 ///
 /// The parser only has to decide three things: where the request ends, whether it can be a memory
@@ -113,8 +118,8 @@ struct RawRequestHead: Equatable, Sendable {
             (.accept, Array("accept".utf8)), (.ifNoneMatch, Array("if-none-match".utf8)),
             (.cacheControl, Array("cache-control".utf8)), (.requestID, Array("x-request-id".utf8)),
             (.hop, Array(RawRequestHead.hopHeaderName.utf8)),
-        ] + ["origin", "save-data", "sec-ch-dpr", "dpr", "sec-ch-width", "width", "sec-ch-viewport-width", "viewport-width"]
-            .map { (.clientDependent, Array($0.utf8)) }
+        ] + (["Origin", ClientHints.saveDataHeader] + ClientHints.hintHeaders)
+            .map { (.clientDependent, Array($0.lowercased().utf8)) }
 
         /// The header named `name` (any case), or nil for one that does not matter here.
         init?(_ name: UnsafeRawBufferPointer) {

@@ -24,8 +24,8 @@ struct CORSPolicy: Sendable, Equatable {
     static let exposedHeaders = "ETag, Last-Modified, X-Cache, X-Request-Id, Server-Timing, Content-Disposition"
     /// Request headers a preflight may ask for: the ones `/img` and `/info` read.
     static let allowedRequestHeaders =
-        "Accept, If-None-Match, Cache-Control, Save-Data, Sec-CH-DPR, Sec-CH-Width, Sec-CH-Viewport-Width, DPR, Width, "
-        + "Viewport-Width, X-Request-Id"
+        (["Accept", "If-None-Match", "Cache-Control", ClientHints.saveDataHeader] + ClientHints.hintHeaders + ["X-Request-Id"])
+        .joined(separator: ", ")
 
     /// Adds the CORS headers of an answer to a request from `origin` (nil: no `Origin` header).
     func apply(to headers: inout HTTPFields, origin: String?) {

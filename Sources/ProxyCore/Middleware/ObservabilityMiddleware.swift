@@ -113,21 +113,8 @@ struct ObservabilityMiddleware: RouterMiddleware {
         "default-src 'none'; style-src 'unsafe-inline'; script-src \(StatusPage.liveScriptSource); connect-src 'self'; "
         + "img-src 'self' http: https:; form-action 'self'"
 
-    /// The route label: a bounded set.
-    static func route(of path: String) -> String {
-        switch path {
-        case "/img": "img"
-        case "/info": "info"
-        case "/prefetch": "prefetch"
-        case "/health": "health"
-        case "/ready": "ready"
-        case "/metrics": "metrics"
-        case "/", "/status", "/status/live": "status"
-        case "/openapi.json": "openapi"
-        case "/cache", "/cache/stats": "cache_admin"
-        default: "other"
-        }
-    }
+    /// The route label (``RouteTable``): a bounded set.
+    static func route(of path: String) -> String { RouteTable.label(of: path) }
 
     /// The client's id when it is short and printable; a new one otherwise: this process's random
     /// prefix and a counter (unique across restarts and replicas, cheaper than a UUID per request).

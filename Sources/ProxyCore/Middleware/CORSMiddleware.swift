@@ -9,7 +9,7 @@ struct CORSMiddleware<Context: RequestContext>: RouterMiddleware {
     let policy: CORSPolicy
 
     /// The paths the policy covers and what they allow.
-    static var paths: [String: String] { ["/img": "GET, HEAD, OPTIONS", "/info": "GET, OPTIONS"] }
+    static var paths: [String: String] { RouteTable.crossOriginPaths }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard policy.isEnabled, let allow = Self.paths[request.uri.path] else { return try await next(request, context) }

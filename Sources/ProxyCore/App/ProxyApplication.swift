@@ -25,34 +25,26 @@ public enum ProxyApplication {
             deadlineMilliseconds: images.deadlineMilliseconds)
         let health = HealthHandler(pool: runtime.transformPool, readiness: runtime.readiness)
         let status = StatusPage(runtime: runtime)
-        router.get("/img", use: images.handle)
-        router.head("/img", use: images.handle)
-        router.get("/info", use: images.info)
-        router.post("/prefetch", use: prefetch.handle)
-        router.get("/health", use: health.health)
-        router.get("/ready", use: health.ready)
-        router.delete("/cache", use: admin.purge)
-        router.get("/cache/stats", use: admin.stats)
-        router.get("/", use: status.handle)
-        router.get("/status", use: status.handle)
-        router.get("/status/live", use: status.live)
-        if configuration.observability.metricsBind.isEmpty {
-            router.get("/metrics", use: MetricsHandler(runtime: runtime).handle)
+        let metrics = MetricsHandler(runtime: runtime)
+        let handlers: [String: @Sendable (Request, ProxyRequestContext) async throws -> Response] = [
+            "/img": images.handle, "/info": images.info, "/prefetch": prefetch.handle, "/health": health.health,
+            "/ready": health.ready, "/metrics": metrics.handle, "/": status.handle, "/status": status.handle,
+            "/status/live": status.live, "/cache": admin.purge, "/cache/stats": admin.stats,
+            // Browsers ask every page's origin for an icon: answered, so it is neither a 404 nor an error.
+            "/favicon.ico": { _, _ in Response(status: .noContent, headers: [.cacheControl: "public, max-age=86400"]) },
+            "/openapi.json": { _, _ in
+                Response(
+                    status: .ok, headers: [.contentType: "application/json", .cacheControl: "public, max-age=3600"],
+                    body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+            },
+        ]
+        let routes = RouteTable.served(metricsOnMainAddress: configuration.observability.metricsBind.isEmpty)
+        for route in routes {
+            // Every route of the table has its handler (OpenAPIDocumentTests asks each one).
+            guard let handler = handlers[route.path] else { continue }
+            for method in route.methods { router.on(RouterPath(route.path), method: method, use: handler) }
         }
-        // Browsers ask every page's origin for an icon: answered, so it is neither a 404 nor an error.
-        router.get("/favicon.ico") { _, _ in
-            Response(status: .noContent, headers: [.cacheControl: "public, max-age=86400"])
-        }
-        router.get("/openapi.json") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "application/json", .cacheControl: "public, max-age=3600"],
-                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
-        }
-        router.answerOtherMethods(
-            of: [
-                ("/img", [.get, .head]), ("/info", [.get]), ("/prefetch", [.post]), ("/health", [.get]), ("/ready", [.get]),
-                ("/cache", [.delete]), ("/cache/stats", [.get]), ("/", [.get]), ("/status", [.get]), ("/status/live", [.get]), ("/openapi.json", [.get]),
-            ] + (configuration.observability.metricsBind.isEmpty ? [("/metrics", [.get])] : []))
+        router.answerOtherMethods(of: routes.map { ($0.path, $0.methods) })
         return router
     }
 
