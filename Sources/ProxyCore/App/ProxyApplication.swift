@@ -21,7 +21,7 @@ public enum ProxyApplication {
         router.add(middleware: PublicErrorMiddleware())
         let admin = CacheAdminHandler(runtime: runtime)
         let prefetch = PrefetchHandler(
-            pipeline: runtime.pipeline, limits: images.limits, guards: images.guards,
+            pipeline: runtime.pipeline, intake: images.intake, guards: images.guards,
             deadlineMilliseconds: images.deadlineMilliseconds)
         let health = HealthHandler(pool: runtime.transformPool, readiness: runtime.readiness)
         let status = StatusPage(runtime: runtime)
@@ -58,20 +58,21 @@ public enum ProxyApplication {
 
     static func imageHandler(_ runtime: ProxyRuntime) -> ImageHandler {
         let configuration = runtime.configuration
-        return ImageHandler(
-            pipeline: runtime.pipeline,
+        let intake = ImageIntake(
             limits: .init(
                 maxDimension: configuration.image.maxDimension, presets: configuration.presets, overlays: configuration.overlays,
                 defaultColour: configuration.image.colour),
+            hintPolicy: ClientHints.Policy(
+                clientHints: configuration.http.clientHints, widths: configuration.http.clientHintWidths,
+                saveDataQuality: configuration.http.saveDataQuality),
+            contentDisposition: configuration.http.contentDisposition)
+        return ImageHandler(
+            pipeline: runtime.pipeline, intake: intake,
             staleWhileRevalidate: configuration.http.staleWhileRevalidate,
             guards: SourceGuard(
                 signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime,
                 presetsOnly: configuration.presets.presetsOnly),
             deadlineMilliseconds: configuration.queue.requestTimeoutMilliseconds,
-            hintPolicy: ClientHints.Policy(
-                clientHints: configuration.http.clientHints, widths: configuration.http.clientHintWidths,
-                saveDataQuality: configuration.http.saveDataQuality),
-            contentDisposition: configuration.http.contentDisposition,
             cors: CORSPolicy(origins: configuration.http.corsOrigins))
     }
 

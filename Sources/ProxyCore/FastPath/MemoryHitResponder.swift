@@ -143,12 +143,12 @@ final class ParsedRequestCache: Sendable {
             signer != nil && name == "sig" ? nil : (name: String(name), value: String(value))
         }
         // A watermark's key changes with its image: such requests are not kept here (the router answers them).
-        guard let (request, options) = try? images.parse(query: query, hints: ClientHints()), request.watermark == nil,
-            let key = images.pipeline.variantKey(for: request, accept: accept)
+        guard let parsed = try? images.intake.image(query: query, hints: ClientHints()), parsed.request.watermark == nil,
+            let key = images.pipeline.variantKey(for: parsed.request, accept: accept)
         else { return nil }
         let hot = HotRequest(
-            key: key, sourceURL: request.source.absoluteString,
-            sourceHost: request.source.host, options: options, optionsKey: options.description)
+            key: key, sourceURL: parsed.request.source.absoluteString,
+            sourceHost: parsed.request.source.host, options: parsed.options, optionsKey: parsed.options.description)
         let size = cacheKey.utf8.count + hot.sourceURL.utf8.count + 160
         requests.withLock { requests in
             if requests.bytes + size > capacityBytes { requests = ([:], 0) }

@@ -7,64 +7,46 @@ import ProxyEngine
 /// `GET /img` and `GET /info`: check, parse, run the pipeline, answer with caching headers (or 304).
 struct ImageHandler: Sendable {
     let pipeline: ImagePipeline
-    let limits: ImageRequest.Limits
+    /// Query and hints to request (presets, overlays, client hints, response options).
+    let intake: ImageIntake
     /// `stale-while-revalidate` seconds, 0 for none.
     let staleWhileRevalidate: Int
     /// Signature and loop checks.
     let guards: SourceGuard
     /// A request's whole time budget (`queue.requestTimeoutMs`).
     let deadlineMilliseconds: Int
-    /// Client hints and `Save-Data` (`http.clientHints`, `http.clientHintWidths`, `http.saveDataQuality`).
-    var hintPolicy = ClientHints.Policy.none
-    /// Whether answers carry `Content-Disposition: inline; filename=...` (`http.contentDisposition`).
-    var contentDisposition = false
     /// Cross-origin reads (`http.corsOrigins`); applied by ``CORSMiddleware`` and the memory-hit front.
     var cors = CORSPolicy(origins: [])
 
     /// Answers an `/img` request that reached the router. Most memory hits never do: ``MemoryHitHandler``
     /// answers them in front of the HTTP decoder. The ones that come here (`Origin`, client hints,
     /// `Save-Data`, a request with a body, a connection with an earlier request in hand, or the front
-    /// turned off) get the same answer: both paths take ``ImagePipeline/freshInMemory(_:conditions:timings:)``
+    /// turned off) get the same answer: both paths take ``ImagePipeline/freshInMemory(_:sourceHost:conditions:timings:)``
     /// and ``responseParts(for:options:)``, and a differential test compares their bytes.
     func handle(_ request: Request, context: ProxyRequestContext) async throws -> Response {
         try guards.check(request)
-        let (imageRequest, options) = try parse(query: guards.query(of: request), hints: ClientHints(headers: request.headers))
+        let parsed = try intake.image(query: guards.query(of: request), hints: ClientHints(headers: request.headers))
+        let (imageRequest, options) = (parsed.request, parsed.options)
         try guards.checkNotSelf(imageRequest)
         let conditions = Self.conditions(of: request)
-        if let hit = pipeline.freshInMemory(imageRequest, conditions: conditions, timings: context.timings) {
+        // The key once per request: for the memory lookup and, on a miss, the pipeline (nil until a
+        // watermark's image is in hand).
+        let key = pipeline.variantKey(for: imageRequest, accept: conditions.accept)
+        if let key, let hit = pipeline.freshInMemory(key, sourceHost: imageRequest.source.host, conditions: conditions, timings: context.timings) {
             return respond(with: hit, options: options)
         }
         let pipeline = self.pipeline
         let timings = context.timings
         let outcome = try await waitForClient(context) {
-            try await pipeline.variant(for: imageRequest, conditions: conditions, timings: timings)
+            try await pipeline.variant(for: imageRequest, knownKey: key, conditions: conditions, timings: timings)
         }
         return respond(with: outcome, options: options)
-    }
-
-    /// The request of a query with the client's hints applied, and what its answer's headers depend on.
-    func parse(
-        query: [(name: String, value: String)], hints: ClientHints
-    ) throws(RequestError) -> (ImageRequest, ImageResponseOptions) {
-        var imageRequest = try ImageRequest(query: query, limits: limits)
-        let hinted = imageRequest.adapt(to: hints, policy: hintPolicy, limits: limits)
-        let options = ImageResponseOptions(
-            vary: (imageRequest.negotiatesFormat ? ["Accept"] : []) + hinted, acceptClientHints: hintPolicy.clientHints,
-            filenameStem: contentDisposition ? ImageResponseOptions.filenameStem(of: imageRequest.source) : nil)
-        return (imageRequest, options)
     }
 
     /// `GET /info?url=`: the source's size, format, alpha, frames, bytes, dominant colour and BlurHash.
     func info(_ request: Request, context: ProxyRequestContext) async throws -> Response {
         try guards.check(request)
-        var url: String?
-        for (name, value) in guards.query(of: request) {
-            guard name == "url" else { throw RequestError(parameter: name, problem: "unknown parameter") }
-            guard url == nil else { throw RequestError(parameter: "url", problem: "given more than once") }
-            url = value
-        }
-        guard let url else { throw RequestError(parameter: "url", problem: "is required") }
-        let source = try SourceURL(parsing: url)
+        let source = try intake.source(query: guards.query(of: request))
         try guards.checkNotSelf(source)
         let pipeline = self.pipeline
         let conditions = Self.conditions(of: request)
@@ -72,7 +54,7 @@ struct ImageHandler: Sendable {
         let outcome = try await waitForClient(context) {
             try await pipeline.info(for: source, conditions: conditions, timings: timings)
         }
-        return respond(with: outcome, options: ImageResponseOptions(acceptClientHints: hintPolicy.clientHints))
+        return respond(with: outcome, options: ImageResponseOptions(acceptClientHints: intake.hintPolicy.clientHints))
     }
 
     /// Runs `work` within the request deadline, and stops it when the client disconnects (answered

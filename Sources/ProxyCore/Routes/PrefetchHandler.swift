@@ -10,7 +10,8 @@ import ProxyEngine
 /// reported in the 202 body and do not stop the others.
 struct PrefetchHandler: Sendable {
     let pipeline: ImagePipeline
-    let limits: ImageRequest.Limits
+    /// The same intake as `/img` (a prefetch carries no client hints).
+    let intake: ImageIntake
     let guards: SourceGuard
     /// A prefetch waits as long as a request may (`queue.requestTimeoutMs`), then leaves the queues.
     let deadlineMilliseconds: Int
@@ -74,7 +75,7 @@ struct PrefetchHandler: Sendable {
             guard !(guards.signer != nil && item.name == "sig") else { return nil }
             return (item.name.removingPercentEncoding ?? item.name, (item.value ?? "").removingPercentEncoding ?? "")
         }
-        let imageRequest = try ImageRequest(query: pairs, limits: limits)
+        let imageRequest = try intake.image(query: pairs, hints: ClientHints()).request
         try guards.checkNotSelf(imageRequest)
         return imageRequest
     }

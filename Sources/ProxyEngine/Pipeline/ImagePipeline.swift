@@ -119,16 +119,9 @@ public final class ImagePipeline: Sendable {
         self.allowAutoAVIF = allowAutoAVIF
     }
 
-    /// The memory-tier answer for `request` when it holds a fresh variant: no I/O, no suspension, one
-    /// short lock (the hot path); nil otherwise (then call ``variant(for:conditions:timings:)``).
-    public func freshInMemory(
-        _ request: ImageRequest, conditions: ClientConditions, timings: RequestTimings
-    ) -> Outcome? {
-        guard let key = variantKey(for: request, accept: conditions.accept) else { return nil }
-        return freshInMemory(key, sourceHost: request.source.host, conditions: conditions, timings: timings)
-    }
-
-    /// ``freshInMemory(_:conditions:timings:)`` for a key from ``variantKey(for:accept:)`` computed earlier.
+    /// The memory-tier answer for a key from ``variantKey(for:accept:)`` when the tier holds a fresh variant:
+    /// no I/O, no suspension, one short lock (the hot path); nil otherwise (then call
+    /// ``variant(for:knownKey:conditions:timings:priority:)``).
     public func freshInMemory(
         _ key: VariantKey, sourceHost: String?, conditions: ClientConditions, timings: RequestTimings
     ) -> Outcome? {
@@ -141,7 +134,7 @@ public final class ImagePipeline: Sendable {
     /// The cache key of `request`'s variant for a client sending `accept` (the output format may be
     /// negotiated from it). It depends on the request, `accept` and this pipeline's settings, and on the
     /// identity of a watermark's image: nil when that image is not in hand and fresh (the key is then
-    /// known only after it is fetched, by ``variant(for:conditions:timings:priority:)``).
+    /// known only after it is fetched, by ``variant(for:knownKey:conditions:timings:priority:)``).
     public func variantKey(for request: ImageRequest, accept: String?) -> VariantKey? {
         guard case .some(let identity) = overlayIdentityInHand(for: request, now: Date().timeIntervalSince1970) else { return nil }
         let (choice, _) = request.formatChoice(accept: accept, allowAVIF: allowAutoAVIF, allowJXL: allowAutoJXL)
@@ -149,11 +142,14 @@ public final class ImagePipeline: Sendable {
     }
 
     /// Produces (or finds) the variant `request` asks for, waiting with `priority`.
+    /// - Parameter knownKey: the key ``variantKey(for:accept:)`` gave for this request and `Accept`, when the
+    ///   caller computed it already (not computed twice); a watermark's key is always made again once its
+    ///   image is in hand, so that the key and the bytes drawn agree.
     /// - Throws: a ``PublicError`` (``FetchError``, ``ImagingError``, ``CacheMissError``, ``CacheableError``,
     ///   ``PipelineError``), or `CancellationError` when the calling task is cancelled.
     public func variant(
-        for request: ImageRequest, conditions: ClientConditions, timings: RequestTimings = RequestTimings(),
-        priority: WorkQueueState.Priority = .high
+        for request: ImageRequest, knownKey: VariantKey? = nil, conditions: ClientConditions,
+        timings: RequestTimings = RequestTimings(), priority: WorkQueueState.Priority = .high
     ) async throws -> Outcome {
         let now = Date().timeIntervalSince1970
         timings.sourceHost = request.source.host
@@ -162,7 +158,9 @@ public final class ImagePipeline: Sendable {
         let overlay = try await request.watermark.asyncMap {
             try await overlayImage($0.source, conditions: conditions, now: now, timings: timings, priority: priority)
         }
-        let key = request.variantKey(choice: choice, sourceKey: sourceKey, overlayIdentity: overlay?.identity)
+        let key = overlay == nil
+            ? knownKey ?? request.variantKey(choice: choice, sourceKey: sourceKey)
+            : request.variantKey(choice: choice, sourceKey: sourceKey, overlayIdentity: overlay?.identity)
         let overlayBytes = overlay?.bytes
         let transformer = self.transformer
         return try await shared(

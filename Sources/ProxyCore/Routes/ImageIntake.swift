@@ -1,0 +1,45 @@
+import ImageCore
+
+/// The one intake of image requests: a query (without `sig`), the client's hints and the configuration
+/// become the parsed request (presets expanded, overlays resolved, hints applied) and what its answer's
+/// headers depend on. `/img`, `/prefetch` and the memory-hit front parse through ``image(query:hints:)``,
+/// `/info` through ``source(query:)``: a new query parameter is parsed in one place (``ImageRequest``)
+/// and reaches every entry point.
+struct ImageIntake: Sendable {
+    /// What parsing enforces and expands (`image.maxDimension`, presets, overlays, `image.colour`).
+    let limits: ImageRequest.Limits
+    /// Client hints and `Save-Data` (`http.clientHints`, `http.clientHintWidths`, `http.saveDataQuality`).
+    var hintPolicy = ClientHints.Policy.none
+    /// Whether answers carry `Content-Disposition: inline; filename=...` (`http.contentDisposition`).
+    var contentDisposition = false
+
+    /// An image request and what its answer's headers depend on.
+    struct Parsed: Sendable {
+        var request: ImageRequest
+        var options: ImageResponseOptions
+    }
+
+    /// The request of an `/img` query with the client's hints applied.
+    /// - Throws: ``RequestError`` naming the parameter at fault.
+    func image(query: [(name: String, value: String)], hints: ClientHints) throws(RequestError) -> Parsed {
+        var request = try ImageRequest(query: query, limits: limits)
+        let hinted = request.adapt(to: hints, policy: hintPolicy, limits: limits)
+        let options = ImageResponseOptions(
+            vary: (request.negotiatesFormat ? ["Accept"] : []) + hinted, acceptClientHints: hintPolicy.clientHints,
+            filenameStem: contentDisposition ? ImageResponseOptions.filenameStem(of: request.source) : nil)
+        return Parsed(request: request, options: options)
+    }
+
+    /// The source of an `/info` query, which takes `url` alone.
+    /// - Throws: ``RequestError`` for any other, repeated or missing parameter, or a bad URL.
+    func source(query: [(name: String, value: String)]) throws(RequestError) -> SourceURL {
+        var url: String?
+        for (name, value) in query {
+            guard name == "url" else { throw RequestError(parameter: name, problem: "unknown parameter") }
+            guard url == nil else { throw RequestError(parameter: "url", problem: "given more than once") }
+            url = value
+        }
+        guard let url else { throw RequestError(parameter: "url", problem: "is required") }
+        return try SourceURL(parsing: url)
+    }
+}
