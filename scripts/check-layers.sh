@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The package's layers (README, Layout): ImageCore ← ProxyEngine ← ProxyCore ← ImageProxy. Fails when a
 # target declares a dependency on a layer above it, or on a web framework it must not know: ImageCore
-# knows no HTTP (Hummingbird, NIO, HTTP types) and ProxyEngine no Hummingbird.
+# knows no HTTP (Hummingbird, NIO, HTTP types) and ProxyEngine no Hummingbird. Also fails when a file
+# imports a module its target does not declare (the toolchain's own modules aside), and when a target
+# declares one none of its files imports: dependencies are exactly what the code uses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift package dump-package | python3 -c '
@@ -28,6 +30,27 @@ for target, refused in forbidden.items():
         print(f"check-layers: {target} depends on {sorted(wrong)}, above or beside its layer", file=sys.stderr)
         failed = True
     print(f"check-layers: {target} -> {sorted(names(target))}")
+import os, re
+system = {"Foundation", "FoundationXML", "FoundationNetworking", "FoundationEssentials", "Dispatch", "Glibc", "Darwin",
+          "Synchronization", "Testing", "XCTest"}
+pattern = re.compile(r"^(?:@testable |@preconcurrency |@_exported )*import (?:class |struct |enum |func )?([A-Za-z_][A-Za-z0-9_]*)", re.M)
+for target in ("ImageCore", "ProxyEngine", "ProxyCore", "ImageProxy"):
+    declared = names(target)
+    used = set()
+    for folder, _, files in os.walk(os.path.join("Sources", target)):
+        for name in files:
+            if not name.endswith(".swift"):
+                continue
+            path = os.path.join(folder, name)
+            text = open(path, encoding="utf-8").read()
+            for module in pattern.findall(text):
+                used.add(module)
+                if module not in declared and module not in system:
+                    print(f"check-layers: {path} imports {module}, which {target} does not declare", file=sys.stderr)
+                    failed = True
+    for unused in sorted(declared - used):
+        print(f"check-layers: {target} declares {unused} but no file of it imports it", file=sys.stderr)
+        failed = True
 sys.exit(1 if failed else 0)
 '
 echo "check-layers: ok"

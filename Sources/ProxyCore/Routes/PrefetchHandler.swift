@@ -34,7 +34,7 @@ struct PrefetchHandler: Sendable {
     }
 
     func handle(_ request: Request, context: some RequestContext) async throws -> Response {
-        if request.headers[.imageProxyHop] != nil { throw LoopError() }
+        try guards.checkNotLooping(request.headers)
         let bytes = try await request.body.collect(upTo: Self.maxBodyBytes)
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(buffer: bytes)) else {
             throw RequestError(parameter: "body", problem: #"must be JSON {"urls": ["/img?url=...", ...]}"#)

@@ -19,8 +19,15 @@ struct SourceGuard: Sendable {
     /// Signature and loop checks on the raw request.
     /// - Throws: ``SignatureError`` or ``LoopError`` (403).
     func check(_ request: Request) throws {
-        if request.headers[.imageProxyHop] != nil { throw LoopError() }
+        try checkNotLooping(request.headers)
         try verifySignature(request.uri.description)
+    }
+
+    /// The hop rule, for every route that makes the service fetch: a request carrying the marker an image
+    /// proxy sends to origins came from an image proxy (this one through a loop, or another one).
+    /// - Throws: ``LoopError`` (403).
+    func checkNotLooping(_ headers: HTTPFields) throws(LoopError) {
+        if headers[.imageProxyHop] != nil { throw LoopError() }
     }
 
     /// Checks the signature of a request target (path and query), unless none is needed.
