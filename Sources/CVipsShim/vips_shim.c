@@ -176,8 +176,15 @@ static int ipx_vips_decode_with(const void *buffer, size_t length, const char *o
     if (!lazy) {
         return -1;
     }
-    VipsImage *copy = vips_image_copy_memory(lazy);
+    /* The profile's bytes copied before the loader reads the pixels and closes (ipx_vips_with_own_profile). */
+    VipsImage *owned = NULL;
+    int status = ipx_vips_with_own_profile(lazy, &owned);
     g_object_unref(lazy);
+    if (status) {
+        return -1;
+    }
+    VipsImage *copy = vips_image_copy_memory(owned);
+    g_object_unref(owned);
     if (!copy) {
         return -1;
     }
@@ -425,6 +432,15 @@ int ipx_vips_copy_with_blob(VipsImage *in, VipsImage **out, const char *name, co
     }
     vips_image_set_blob_copy(*out, name, data, length);
     return 0;
+}
+
+int ipx_vips_with_own_profile(VipsImage *in, VipsImage **out) {
+    const void *data = NULL;
+    size_t length = 0;
+    if (!vips_image_get_typeof(in, VIPS_META_ICC_NAME) || vips_image_get_blob(in, VIPS_META_ICC_NAME, &data, &length)) {
+        return vips_copy(in, out, NULL);
+    }
+    return ipx_vips_copy_with_blob(in, out, VIPS_META_ICC_NAME, data, length);
 }
 
 int ipx_vips_copy_with_string(VipsImage *in, VipsImage **out, const char *name, const char *value) {

@@ -99,6 +99,10 @@ int ipx_vips_jxlsave(VipsImage *in, void **buffer, size_t *length, int quality, 
 int ipx_vips_heicsave_metadata(VipsImage *in, void **buffer, size_t *length, int quality, int bitdepth);
 /// Unblocks libvips' JPEG XL buffer loader (`image.allowJXLInput`); process-wide, never blocked again.
 void ipx_vips_allow_jxl_input(void);
+/// A copy whose ICC profile is its own copy of the bytes. libvips 8.14's HEIF loader hands out a profile
+/// pointing into libheif's memory, which is freed when the loader closes (after the pixels are read):
+/// without this, a kept profile is written with its first bytes overwritten.
+int ipx_vips_with_own_profile(VipsImage *in, VipsImage **out);
 int ipx_vips_gifsave(VipsImage *in, void **buffer, size_t *length);
 
 /// Shrink-on-load thumbnail with EXIF auto-rotation, refusing damaged input, loading `pages` frames

@@ -107,10 +107,9 @@ public struct ImageTransformer: Sendable {
 
         var request = original
         // colour=keep: a wide-gamut RGB source is not converted to sRGB, and its profile goes into the output.
-        // Not for AVIF (libvips 8.14 writes its profile without the matching colour matrix: decoders shift
-        // the colours) nor GIF (no profiles).
+        // Not for GIF (no profiles).
         let keepProfile = request.colour == .keep && checkedHeader.wideGamutProfile && !request.placeholder
-            && choice != .fixed(.avif) && choice != .fixed(.gif)
+            && choice != .fixed(.gif)
         var header = checkedHeader
         if keepProfile { header.colourManaged = false }
         if request.placeholder {
@@ -163,6 +162,8 @@ public struct ImageTransformer: Sendable {
             // source is (one answer per source, whatever the output format).
             image = try ResizeStep(request: request, frames: 1).apply(to: source, header: header, deadline: deadline)
         }
+        // The profile's bytes copied while the loader is still open (HEIF: see ipx_vips_with_own_profile).
+        if keepProfile { image = try image.producing { ipx_vips_with_own_profile($0, $1) } }
         image = try ColourspaceStep().apply(to: image)
         if request.fit == .pad, let width = request.width, let height = request.height {
             image = try PadStep(width: width, height: height, background: request.background).apply(to: image)

@@ -230,7 +230,7 @@ public enum OpenAPIDocument {
             "name": "colour",
             "in": "query",
             "required": false,
-            "description": "srgb converts every source to sRGB (the default, image.colour). keep keeps a wide-gamut RGB source (Display P3, Adobe RGB: an ICC profile other than sRGB) in its own space and embeds its profile, the only metadata kept, in JPEG, WebP, PNG and JPEG XL output; AVIF and GIF output, and sRGB, untagged, grey and CMYK sources, are as with srgb.",
+            "description": "srgb converts every source to sRGB (the default, image.colour). keep keeps a wide-gamut RGB source (Display P3, Adobe RGB: an ICC profile other than sRGB) in its own space and embeds its profile, the only metadata kept from the source, in JPEG, WebP, AVIF, PNG and JPEG XL output; GIF output, and sRGB, untagged, grey and CMYK sources, are as with srgb.",
             "schema": {
               "type": "string",
               "enum": [
@@ -847,7 +847,7 @@ public enum OpenAPIDocument {
             "name": "colour",
             "in": "query",
             "required": false,
-            "description": "srgb converts every source to sRGB (the default, image.colour). keep keeps a wide-gamut RGB source (Display P3, Adobe RGB: an ICC profile other than sRGB) in its own space and embeds its profile, the only metadata kept, in JPEG, WebP, PNG and JPEG XL output; AVIF and GIF output, and sRGB, untagged, grey and CMYK sources, are as with srgb.",
+            "description": "srgb converts every source to sRGB (the default, image.colour). keep keeps a wide-gamut RGB source (Display P3, Adobe RGB: an ICC profile other than sRGB) in its own space and embeds its profile, the only metadata kept from the source, in JPEG, WebP, AVIF, PNG and JPEG XL output; GIF output, and sRGB, untagged, grey and CMYK sources, are as with srgb.",
             "schema": {
               "type": "string",
               "enum": [
