@@ -65,6 +65,10 @@ import Testing
                     if format != "jxl" { #expect(try !Self.hasProfile(converting.bytes), "\(name) \(format): the default output has no profile") }
                     #expect(converting.headers[.eTag] != kept.headers[.eTag], "colour=keep is its own variant")
                 }
+                // Cropped first (the source decoded, then cut): the profile survives that path too.
+                let cropped = try await proxy.image([("url", base + "/" + name), ("crop", "0.1,0.1,0.5,0.5"), ("w", "100"), ("format", "png"), ("colour", "keep")])
+                let croppedColour = try ConformanceImages.referenceColour(of: cropped.bytes)
+                #expect(try Self.hasProfile(cropped.bytes) && zip(croppedColour, reference).allSatisfy { abs($0 - $1) <= 5 }, "\(name) crop: \(croppedColour)")
                 // GIF has no profiles: it stays sRGB even with colour=keep.
                 for (format, width) in [("gif", "120")] {
                     let kept = try await proxy.image([("url", base + "/" + name), ("w", width), ("format", format), ("colour", "keep")])

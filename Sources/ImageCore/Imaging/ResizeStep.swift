@@ -297,7 +297,8 @@ struct ResizeStep {
             _ = Vips.takeError()
             throw .undecodable
         }
-        let source = VipsImage(taking: loaded)
+        // The profile's bytes copied before the pixels are read (HEIF: ipx_vips_with_own_profile).
+        let source = try VipsImage(taking: loaded).producing { ipx_vips_with_own_profile($0, $1) }
         deadline?.watch(source)
         let scaleX = Double(source.width) / Double(upright.width)
         let scaleY = Double(source.height) / Double(upright.height)
