@@ -8,6 +8,9 @@ RUN apt-get update \
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
+# The build plugin embeds api/openapi.json (the OpenAPI document's one source) in the binary.
+COPY Plugins ./Plugins
+COPY api ./api
 RUN swift build -c release --static-swift-stdlib --product ImageProxy \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/ImageProxy" /out/ImageProxy
 

@@ -92,8 +92,12 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-            ]
+            ],
+            // api/openapi.json, the one source of the OpenAPI document, becomes `OpenAPIDocument.json`.
+            plugins: ["EmbedOpenAPIDocument"]
         ),
+        .executableTarget(name: "EmbedText"),
+        .plugin(name: "EmbedOpenAPIDocument", capability: .buildTool(), dependencies: ["EmbedText"]),
         .executableTarget(
             name: "ImageProxy",
             dependencies: [

@@ -70,7 +70,8 @@ public enum ProxyApplication {
             pipeline: runtime.pipeline, intake: intake,
             staleWhileRevalidate: configuration.http.staleWhileRevalidate,
             guards: SourceGuard(
-                signer: URLSigner(keys: configuration.security.signingKeys), runtime: runtime,
+                signer: URLSigner(keys: configuration.security.signingKeys), listen: configuration.bind,
+                listeningPort: runtime.listeningPort,
                 presetsOnly: configuration.presets.presetsOnly),
             deadlineMilliseconds: configuration.queue.requestTimeoutMilliseconds,
             cors: CORSPolicy(origins: configuration.http.corsOrigins))
@@ -94,7 +95,8 @@ public enum ProxyApplication {
         let limits = runtime.configuration.server
         let headerTimeout = TimeAmount.milliseconds(Int64(limits.headerTimeoutMilliseconds))
         let memoryHits = MemoryHitResponder(
-            images: imageHandler(runtime), observability: observability(runtime), serverName: serverName)
+            images: imageHandler(runtime), observability: observability(runtime), serverName: serverName,
+            answered: runtime.frontAnswers)
         let connectionLimits = ProxyHTTP1Channel.Limits(
             headerTimeout: headerTimeout, idleTimeout: .milliseconds(Int64(limits.idleTimeoutMilliseconds)),
             maxHeaderBytes: limits.maxHeaderBytes, bodyTimeout: .milliseconds(Int64(limits.bodyTimeoutMilliseconds)),

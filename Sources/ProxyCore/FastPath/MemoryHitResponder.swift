@@ -31,8 +31,12 @@ struct MemoryHitResponder: Sendable {
     let servedSeries: ProxyMetrics.RequestSeries
     let notModifiedSeries: ProxyMetrics.RequestSeries
 
-    init(images: ImageHandler, observability: ObservabilityMiddleware, serverName: String) {
+    /// Counts the answers given here (the status page shows the front's share).
+    let answered: AtomicCounter
+
+    init(images: ImageHandler, observability: ObservabilityMiddleware, serverName: String, answered: AtomicCounter) {
         self.images = images
+        self.answered = answered
         self.observability = observability
         self.serverName = serverName
         servedSeries = observability.metrics.requestSeries(route: "img", status: 200, cache: CacheTier.memory.rawValue)
@@ -85,7 +89,7 @@ struct MemoryHitResponder: Sendable {
         observability.record(
             observed, status: outcome.notModified ? 304 : 200, bytes: body.map { String($0.readableBytes) }, errorReason: nil,
             total: total, series: outcome.notModified ? notModifiedSeries : servedSeries)
-        images.guards.runtime.frontAnswers.add(1)
+        answered.add(1)
         return Answer(bytes: bytes, close: head.close)
     }
 

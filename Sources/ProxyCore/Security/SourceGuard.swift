@@ -11,8 +11,10 @@ import ProxyEngine
 /// unsigned one is let through (a browser-side loader holds no key); a `sig` that is given is still checked.
 struct SourceGuard: Sendable {
     let signer: URLSigner?
-    /// Where this service listens (its configured address and the port it actually got).
-    let runtime: ProxyRuntime
+    /// The configured listen address (`bind`).
+    let listen: ListenAddress
+    /// The port the server actually got (for `bind` port 0), stored once it listens.
+    let listeningPort: AtomicCounter
     /// `http.presetsOnly`: signatures are optional.
     var presetsOnly = false
 
@@ -55,8 +57,7 @@ struct SourceGuard: Sendable {
         guard source.object == nil else { return }  // an s3:// object lives on the S3 endpoint, never here
         guard let components = URLComponents(string: source.absoluteString) else { return }
         let port = components.port ?? (components.scheme == "https" ? 443 : 80)
-        let listen = runtime.configuration.bind
-        let listeningPort = runtime.listeningPort.value
+        let listeningPort = listeningPort.value
         let localNames: Set<String> = ["localhost", "127.0.0.1", "::1", "0.0.0.0", listen.host.lowercased()]
         let pointsHere = (port == listen.port || port == listeningPort)
             && (localNames.contains(source.host) || listen.host == "0.0.0.0" || listen.host == "::")
