@@ -62,10 +62,7 @@ public enum ProxyApplication {
             limits: .init(
                 maxDimension: configuration.image.maxDimension, presets: configuration.presets, overlays: configuration.overlays,
                 defaultColour: configuration.image.colour),
-            hintPolicy: ClientHints.Policy(
-                clientHints: configuration.http.clientHints, widths: configuration.http.clientHintWidths,
-                saveDataQuality: configuration.http.saveDataQuality),
-            contentDisposition: configuration.http.contentDisposition)
+            http: configuration.http)
         return ImageHandler(
             pipeline: runtime.pipeline, intake: intake,
             staleWhileRevalidate: configuration.http.staleWhileRevalidate,
@@ -93,18 +90,13 @@ public enum ProxyApplication {
             services.append(makeMetricsServer(runtime: runtime, bind: metricsBind, logger: logger))
         }
         let limits = runtime.configuration.server
-        let headerTimeout = TimeAmount.milliseconds(Int64(limits.headerTimeoutMilliseconds))
         let memoryHits = MemoryHitResponder(
             images: imageHandler(runtime), observability: observability(runtime), serverName: serverName,
             answered: runtime.frontAnswers)
-        let connectionLimits = ProxyHTTP1Channel.Limits(
-            headerTimeout: headerTimeout, idleTimeout: .milliseconds(Int64(limits.idleTimeoutMilliseconds)),
-            maxHeaderBytes: limits.maxHeaderBytes, bodyTimeout: .milliseconds(Int64(limits.bodyTimeoutMilliseconds)),
-            memoryHitFastPath: limits.memoryHitFastPath)
         return Application(
             router: makeRouter(runtime: runtime),
             server: HTTPServerBuilder { responder in
-                ProxyHTTP1Channel(responder: responder, memoryHits: memoryHits, limits: connectionLimits)
+                ProxyHTTP1Channel(responder: responder, memoryHits: memoryHits, limits: limits)
             },
             configuration: .init(
                 address: .hostname(bind.host, port: bind.port), serverName: serverName,

@@ -18,7 +18,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Decode, transform and encode settings.
     public var image = Image()
     /// Response header settings.
-    public var http = HTTP()
+    public var http = ResponseSettings()
     /// Graceful shutdown settings.
     public var shutdown = Shutdown()
     /// Logging and metrics settings.
@@ -26,7 +26,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Signed URLs.
     public var security = Security()
     /// Connection limits of the HTTP server.
-    public var server = Server()
+    public var server = ConnectionSettings()
     /// Admission control of uncached work.
     public var queue = Queue()
     /// Named sets of `/img` parameters (`presets.<name>: "w=300&h=300&fit=cover"`, from the file only) and
@@ -87,33 +87,6 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public init() {}
     }
 
-    /// Response header settings.
-    public struct HTTP: Sendable, Equatable {
-        /// `stale-while-revalidate` seconds added to image responses; 0 leaves it out.
-        /// Key `http.staleWhileRevalidate`, default 0.
-        public var staleWhileRevalidate = 0
-        /// `Timing-Allow-Origin` value sent with every response (lets pages read Server-Timing
-        /// cross-origin); empty sends none. Key `http.timingAllowOrigin`, default `*`.
-        public var timingAllowOrigin = "*"
-        /// Origins allowed to read `/img` and `/info` cross-origin (canvas, `fetch()`): `*` or exact
-        /// origins (`https://app.example.com`); empty sends no CORS headers. Key `http.corsOrigins`, default empty.
-        public var corsOrigins: [String] = []
-        /// Read client hints (`Sec-CH-DPR`, `Sec-CH-Width`, `Sec-CH-Viewport-Width`, legacy `DPR`, `Width`,
-        /// `Viewport-Width`) for requests without `w`/`dpr`, and send `Accept-CH`. Off by default: answers
-        /// then vary on those headers, which splits shared caches. Key `http.clientHints`, default false.
-        public var clientHints = false
-        /// The widths a hinted width is rounded up to. Key `http.clientHintWidths`,
-        /// default 160, 320, 480, 640, 750, 828, 1080, 1200, 1440, 1920, 2048, 2560, 3840.
-        public var clientHintWidths = ClientHints.Policy.defaultWidths
-        /// Quality for `Save-Data: on` requests without `q`; 0 ignores `Save-Data` (answers then do not
-        /// vary on it). Key `http.saveDataQuality`, default 0.
-        public var saveDataQuality = 0
-        /// Send `Content-Disposition: inline; filename="<source name>.<ext>"` with images (a saved image
-        /// gets its source's name and the right extension). Key `http.contentDisposition`, default false.
-        public var contentDisposition = false
-        public init() {}
-    }
-
     /// Admission control: how much uncached work may wait, and how long a request may take.
     public struct Queue: Sendable, Equatable {
         /// Jobs waiting for a slot, per queue (downloads by source, transforms by variant; identical
@@ -125,27 +98,6 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// Milliseconds a request may take in all (queue, download, transform), then 504.
         /// Key `queue.requestTimeoutMs`, default 15000.
         public var requestTimeoutMilliseconds = 15_000
-        public init() {}
-    }
-
-    /// Connection limits of the HTTP server.
-    public struct Server: Sendable, Equatable {
-        /// Milliseconds a connection may take to send its request headers, from connecting or from the
-        /// end of the previous response (slowloris, idle keep-alive). Key `server.headerTimeoutMs`, default 10000.
-        public var headerTimeoutMilliseconds = 10_000
-        /// Milliseconds without any traffic before a connection is closed. Key `server.idleTimeoutMs`, default 60000.
-        public var idleTimeoutMilliseconds = 60_000
-        /// Open connections at most; beyond, new ones wait in the backlog. Key `server.maxConnections`, default 4096.
-        public var maxConnections = 4096
-        /// Largest request header block (request line included) in bytes. Key `server.maxHeaderBytes`, default 16384.
-        public var maxHeaderBytes = 16_384
-        /// Milliseconds a request body may take to arrive once its head is in (nginx's
-        /// `client_body_timeout`); then the connection is closed. Key `server.bodyTimeoutMs`, default 10000.
-        public var bodyTimeoutMilliseconds = 10_000
-        /// Whether memory hits are answered from the connection's bytes in front of the HTTP decoder
-        /// (off: every request goes through the decoder and the router; the answers are the same).
-        /// Key `server.memoryHitFastPath`, default true.
-        public var memoryHitFastPath = true
         public init() {}
     }
 

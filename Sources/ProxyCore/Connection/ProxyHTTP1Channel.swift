@@ -10,22 +10,12 @@ import ProxyEngine
 struct ProxyHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
-    /// Per-connection limits.
-    struct Limits: Sendable {
-        var headerTimeout: TimeAmount
-        var idleTimeout: TimeAmount
-        var maxHeaderBytes: Int
-        /// Longest a request body may take once its head is in.
-        var bodyTimeout: TimeAmount
-        /// Whether ``MemoryHitHandler`` answers memory hits (off: it only keeps the idle timeout).
-        var memoryHitFastPath = true
-    }
-
     private let http1: HTTP1Channel
     private let memoryHits: MemoryHitResponder
-    private let limits: Limits
+    /// Time limits, the header size, and whether ``MemoryHitHandler`` answers memory hits (`server.*`).
+    private let limits: ConnectionSettings
 
-    init(responder: @escaping HTTPChannelHandler.Responder, memoryHits: MemoryHitResponder, limits: Limits) {
+    init(responder: @escaping HTTPChannelHandler.Responder, memoryHits: MemoryHitResponder, limits: ConnectionSettings) {
         http1 = HTTP1Channel(responder: responder)
         self.memoryHits = memoryHits
         self.limits = limits

@@ -13,6 +13,20 @@ struct ImageIntake: Sendable {
     /// Whether answers carry `Content-Disposition: inline; filename=...` (`http.contentDisposition`).
     var contentDisposition = false
 
+    /// The intake `limits` and the `http.*` settings make.
+    init(limits: ImageRequest.Limits, http: ResponseSettings) {
+        self.limits = limits
+        hintPolicy = ClientHints.Policy(
+            clientHints: http.clientHints, widths: http.clientHintWidths, saveDataQuality: http.saveDataQuality)
+        contentDisposition = http.contentDisposition
+    }
+
+    init(limits: ImageRequest.Limits, hintPolicy: ClientHints.Policy = .none, contentDisposition: Bool = false) {
+        self.limits = limits
+        self.hintPolicy = hintPolicy
+        self.contentDisposition = contentDisposition
+    }
+
     /// An image request and what its answer's headers depend on.
     struct Parsed: Sendable {
         var request: ImageRequest
