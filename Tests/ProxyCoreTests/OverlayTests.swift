@@ -213,6 +213,16 @@ import Testing
                 let refused = try await proxy.image(base + [(parameter, value)])
                 #expect(refused.status == .badRequest && refused.text.contains(named), "\(parameter)=\(value): \(refused.text)")
             }
+            // Odd but valid text draws or is answered without a 5xx: blanks, line breaks only, emoji, right-to-left,
+            // combining marks, a zero-width joiner, 100 lines (those below the output are not rendered).
+            let lines = Array(repeating: "a", count: 100).joined(separator: "\n")
+            for odd in [" ", "\n", "\n\n\n", "👩‍👩‍👧 🎉", "שלום עולם", "e\u{301}\u{301}\u{301}", "a\u{200D}b", lines] {
+                let answer = try await proxy.image([url, ("w", "200"), ("format", "png"), ("text", odd), ("text_size", "200")])
+                #expect(answer.status == .ok, "\(odd.unicodeScalars.map { String($0.value, radix: 16) }): \(answer.status) \(answer.text)")
+            }
+            // One 200-letter word at 200 px on a 200 px output wraps into 200 lines, more than Pango draws: a 422.
+            let tall = try await proxy.image([url, ("w", "200"), ("text", String(repeating: "W", count: 200)), ("text_size", "200")])
+            #expect(tall.status.code == 422 && tall.text.contains("text_size"), "\(tall.status) \(tall.text)")
             let stray = try await proxy.image([url, ("text_size", "20")])
             #expect(stray.status == .badRequest && stray.text.contains("needs text"))
         }

@@ -22,13 +22,15 @@ public enum ImagingError: PublicError, Equatable {
     case badOverlay(problem: String)
     /// The output would have more pixels than its format allows (JPEG XL's encoder is memory hungry).
     case outputTooLarge(format: String, limit: Int)
+    /// `text=` cannot be drawn on this output (wrapped into more lines than a text image may have).
+    case textNotDrawable
     /// The source's format is turned off (JPEG XL input, `image.allowJXLInput`).
     case formatDisabled(format: String, key: String)
 
     public var httpStatus: Int {
         switch self {
         case .unsupportedFormat, .formatDisabled: 415
-        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside, .badOverlay, .outputTooLarge: 422
+        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside, .badOverlay, .outputTooLarge, .textNotDrawable: 422
         case .memoryBudgetBusy: 503
         case .processingFailed: 500
         case .tooSlow: 503
@@ -42,6 +44,7 @@ public enum ImagingError: PublicError, Equatable {
         case .cropOutside(let crop, let width, let height): "crop \(crop) lies outside the source (\(width)x\(height) upright)"
         case .badOverlay(let problem): "watermark image \(problem)"
         case .outputTooLarge(let format, let limit): "a \(format) output may have at most \(limit) pixels; ask for a smaller size or another format"
+        case .textNotDrawable: "text cannot be drawn on this output: it wraps into too many lines; use a smaller text_size, shorter text or a wider output"
         case .formatDisabled(let format, let key): "\(format) sources are turned off on this service (\(key))"
         case .tooManyPixels(let limit): "source image has more than \(limit) pixels"
         case .tooManyScans(let limit): "source JPEG has more than \(limit) scans"
@@ -65,6 +68,7 @@ public enum ImagingError: PublicError, Equatable {
         case .cropOutside: "crop_outside"
         case .badOverlay: "bad_overlay"
         case .outputTooLarge: "output_too_large"
+        case .textNotDrawable: "bad_request"
         case .formatDisabled: "unsupported_format"
         }
     }
