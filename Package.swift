@@ -6,7 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "ImageProxy", targets: ["ImageProxy"]),
-        .library(name: "ProxyCore", targets: ["ProxyCore"]),
+        .library(name: "ProxyServer", targets: ["ProxyServer"]),
         .library(name: "ProxyEngine", targets: ["ProxyEngine"]),
         .library(name: "ImageCore", targets: ["ImageCore"]),
     ],
@@ -75,7 +75,7 @@ let package = Package(
         // Server: Hummingbird/NIO HTTP (with the memory-hit front), configuration loading, services,
         // observability wiring.
         .target(
-            name: "ProxyCore",
+            name: "ProxyServer",
             dependencies: [
                 "ProxyEngine",
                 "ImageCore",
@@ -101,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "ImageProxy",
             dependencies: [
-                "ProxyCore",
+                "ProxyServer",
                 "ProxyEngine",
                 "ImageCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -115,9 +115,9 @@ let package = Package(
         .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "CVipsShim"]),
         .testTarget(name: "ProxyEngineTests", dependencies: ["ProxyEngine", "ImageCore", .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(
-            name: "ProxyCoreTests",
+            name: "ProxyServerTests",
             dependencies: [
-                "ProxyCore",
+                "ProxyServer",
                 "ProxyEngine",
                 "ImageCore",
                 "CVipsShim",

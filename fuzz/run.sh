@@ -4,7 +4,7 @@
 #     with jpeg_scaled.c (our driving of libjpeg's scaled decode) over the same inputs;
 #   - containers: Sources/CVipsShim/{frame_count,icc_profile}.c (GIF/WebP frame counts, the WebP metadata
 #     rewrite, the ICC profile check) under libFuzzer + ASan + UBSan;
-#   - raw_request_head: the memory-hit framing parser (Sources/ProxyCore/FastPath/RawRequestHead.swift) under
+#   - raw_request_head: the memory-hit framing parser (Sources/ProxyServer/FastPath/RawRequestHead.swift) under
 #     swiftc -sanitize=fuzzer,address;
 #   - request_intake: every value a request brings (query, client hints, Save-Data, Accept) through
 #     ImageRequest parsing, the hints and the variant key (Sources/ImageCore/Request), and the memory-hit
@@ -42,7 +42,7 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
-  fuzz/raw_request_head/FuzzRawRequestHead.swift Sources/ProxyCore/FastPath/RawRequestHead.swift \
+  fuzz/raw_request_head/FuzzRawRequestHead.swift Sources/ProxyServer/FastPath/RawRequestHead.swift \
   Sources/ImageCore/Request/ClientHints.swift \
   -o "$out/fuzz_raw_request_head" 2> >(grep -v "Cannot export local symbol" >&2)
 
@@ -54,7 +54,7 @@ while IFS= read -r object; do crypto_objects+=("$object"); done < <(find .build/
 crypto_include=.build/checkouts/swift-crypto/Sources
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
   fuzz/request_intake/FuzzRequestIntake.swift Sources/ImageCore/Request/*.swift Sources/ImageCore/SHA256Hex.swift \
-  Sources/ImageCore/PublicError.swift Sources/ProxyCore/FastPath/RawRequestHead.swift -I .build/debug/Modules \
+  Sources/ImageCore/PublicError.swift Sources/ProxyServer/FastPath/RawRequestHead.swift -I .build/debug/Modules \
   -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSL/include/module.modulemap \
   -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSLShims/include/module.modulemap \
   "${crypto_objects[@]}" -o "$out/fuzz_request_intake" >"$out/request_intake.log" 2>&1 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The package's layers (README, Layout): ImageCore ← ProxyEngine ← ProxyCore ← ImageProxy. Fails when a
+# The package's layers (README, Layout): ImageCore ← ProxyEngine ← ProxyServer ← ImageProxy. Fails when a
 # target declares a dependency on a layer above it, or on a web framework it must not know: ImageCore
 # knows no HTTP (Hummingbird, NIO, HTTP types) and ProxyEngine no Hummingbird. Also fails when a file
 # imports a module its target does not declare (the toolchain's own modules aside), and when a target
@@ -17,11 +17,11 @@ def names(target):
                 out.add(dependency[kind][0])
     return out
 forbidden = {
-    "ImageCore": {"ProxyEngine", "ProxyCore", "ImageProxy", "Hummingbird", "HummingbirdCore", "HTTPTypes",
+    "ImageCore": {"ProxyEngine", "ProxyServer", "ImageProxy", "Hummingbird", "HummingbirdCore", "HTTPTypes",
                   "NIOHTTPTypes", "NIOCore", "NIOPosix", "NIOHTTP1", "GRDB", "Configuration", "CCurlShim"},
-    "ProxyEngine": {"ProxyCore", "ImageProxy", "Hummingbird", "HummingbirdCore", "NIOHTTPTypes", "NIOHTTP1",
+    "ProxyEngine": {"ProxyServer", "ImageProxy", "Hummingbird", "HummingbirdCore", "NIOHTTPTypes", "NIOHTTP1",
                     "Configuration", "Yams"},
-    "ProxyCore": {"ImageProxy"},
+    "ProxyServer": {"ImageProxy"},
 }
 failed = False
 for target, refused in forbidden.items():
@@ -34,7 +34,7 @@ import os, re
 system = {"Foundation", "FoundationXML", "FoundationNetworking", "FoundationEssentials", "Dispatch", "Glibc", "Darwin",
           "Synchronization", "Testing", "XCTest"}
 pattern = re.compile(r"^(?:@testable |@preconcurrency |@_exported )*import (?:class |struct |enum |func )?([A-Za-z_][A-Za-z0-9_]*)", re.M)
-for target in ("ImageCore", "ProxyEngine", "ProxyCore", "ImageProxy"):
+for target in ("ImageCore", "ProxyEngine", "ProxyServer", "ImageProxy"):
     declared = names(target)
     used = set()
     for folder, _, files in os.walk(os.path.join("Sources", target)):

@@ -1,7 +1,7 @@
 import Foundation
 import PackagePlugin
 
-/// Makes `api/openapi.json`, the one source of the OpenAPI document, part of ProxyCore at build time: the
+/// Makes `api/openapi.json`, the one source of the OpenAPI document, part of ProxyServer at build time: the
 /// `EmbedText` tool writes it into `OpenAPIDocument.json` (served at `/openapi.json`, printed by
 /// `ImageProxy openapi`). Edit the JSON; the Swift follows on the next build.
 @main

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageCore
-import ProxyCore
+import ProxyServer
 import ProxyEngine
 
 /// `ImageProxy cache stats` and `ImageProxy cache purge --url SOURCE | --all`, against a running instance's

@@ -1,6 +1,6 @@
 import ArgumentParser
 import ImageCore
-import ProxyCore
+import ProxyServer
 import ProxyEngine
 
 /// `ImageProxy openapi`: prints the OpenAPI 3.1 document the service serves at `/openapi.json`.

@@ -4,7 +4,7 @@ import ImageCore
 import Logging
 import Metrics
 import Prometheus
-import ProxyCore
+import ProxyServer
 import ProxyEngine
 import ServiceLifecycle
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageCore
-import ProxyCore
+import ProxyServer
 import ProxyEngine
 
 /// `ImageProxy sign '/img?url=...&w=300'`: prints the path with its `sig` appended, signed with the

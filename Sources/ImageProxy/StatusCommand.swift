@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageCore
-import ProxyCore
+import ProxyServer
 import ProxyEngine
 
 /// `ImageProxy status`: a text summary of a running instance (what the status page shows): health,

@@ -4,7 +4,7 @@ import Testing
 @testable import ProxyEngine
 
 /// Where an `s3://` source's request goes and how it is signed (no network: the object store tests in
-/// ProxyCoreTests run the real thing).
+/// ProxyServerTests run the real thing).
 @Suite struct S3EndpointTests {
     private func object(_ url: String) throws -> SourceURL.S3Object {
         try #require(try SourceURL(parsing: url).object)

@@ -1,5 +1,5 @@
 // swift-tools-version: 6.1
-// Micro-benchmarks of ProxyCore's hot paths (ordo-one/benchmark), kept out of the main package so that
+// Micro-benchmarks of ProxyServer's hot paths (ordo-one/benchmark), kept out of the main package so that
 // its build and CI stay free of the benchmark tooling. Run: bash bench/micro/run.sh
 import PackageDescription
 
@@ -12,12 +12,12 @@ let package = Package(
     ],
     targets: [
         .executableTarget(
-            name: "ProxyCoreBenchmarks",
+            name: "ProxyServerBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "ProxyCore", package: "ImageProxy"),
+                .product(name: "ProxyServer", package: "ImageProxy"),
             ],
-            path: "Benchmarks/ProxyCoreBenchmarks",
+            path: "Benchmarks/ProxyServerBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         )
     ]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Micro-benchmarks of ProxyCore (request parser, variant key, memory LRU, priority queue) with
+# Micro-benchmarks of ProxyServer (request parser, variant key, memory LRU, priority queue) with
 # ordo-one/benchmark. Arguments go to `swift package benchmark` (e.g. `baseline update main`,
 # `baseline compare main` to see a regression against a stored baseline).
 set -euo pipefail

@@ -1,7 +1,7 @@
 // libFuzzer target for the image-request intake: every value a request brings (query parameters,
 // client-hint and Save-Data headers, Accept) through the code that turns it into an `ImageRequest`, its
 // hints and its variant key (Sources/ImageCore/Request/*.swift, compiled here with the real SHA-256),
-// and the memory-hit front's framing checks (Sources/ProxyCore/FastPath/RawRequestHead.swift). Built with
+// and the memory-hit front's framing checks (Sources/ProxyServer/FastPath/RawRequestHead.swift). Built with
 // swiftc -sanitize=fuzzer,address by fuzz/run.sh. A trap anywhere (an overflowing conversion or
 // arithmetic) is a crash libFuzzer reports; besides, it checks that a parsed request stays within the
 // documented ranges whatever the hints say.

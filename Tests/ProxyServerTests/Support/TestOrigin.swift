@@ -1,0 +1,296 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import ProxyServer
+import Synchronization
+
+@testable import ImageCore
+@testable import ProxyEngine
+
+/// A real origin HTTP server on 127.0.0.1 (port 0) serving generated images and error cases.
+struct TestOrigin {
+    /// Requests received per path.
+    final class Hits: Sendable {
+        private let counts = Mutex<[String: Int]>([:])
+        private let events = Mutex<[String]>([])
+        func record(_ path: String) {
+            counts.withLock { $0[path, default: 0] += 1 }
+            note(path)
+        }
+        func count(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
+        /// Counts an event under `name` without logging it.
+        func bump(_ name: String) { counts.withLock { $0[name, default: 0] += 1 } }
+        /// Appends to the event log (every request path in arrival order, plus route-specific events).
+        func note(_ event: String) { events.withLock { $0.append(event) } }
+        /// The event log so far.
+        var log: [String] { events.withLock { $0 } }
+    }
+
+    static let jpeg = try! TestImages.jpeg()
+    static let alphaPNG = try! TestImages.halfTransparent(width: 400, height: 300).encoded(as: .png).bytes
+    static let webp = try! TestImages.gradient(width: 640, height: 480).encoded(as: .webp).bytes
+    static let rotatedJPEG = try! TestImages.rotatedJPEG()
+    static let edgePNG = try! TestImages.edge(width: 200, height: 100).encoded(as: .png).bytes
+    static let busyPNG = try! TestImages.busyOnTheRight(width: 400, height: 200).encoded(as: .png).bytes
+    static let borderedPNG = try! TestImages.bordered(innerWidth: 100, innerHeight: 60, border: 20).encoded(as: .png).bytes
+    static let animatedGIF = try! TestImages.animation(width: 120, height: 80, frames: 6).encoded(as: .gif).bytes
+    static let solidPNG = try! TestImages.solid(width: 300, height: 150, red: 220, green: 40, blue: 40).encoded(as: .png).bytes
+    static let gradientPNG = try! TestImages.gradient(width: 800, height: 600).encoded(as: .png).bytes
+
+    let hits = Hits()
+
+    /// A large JPEG for `/ranged.jpg`.
+    static let noiseJPEG = try! TestImages.noiseJPEG()
+    static let rangedETag = "\"ranged-v1\""
+
+    /// Bytes of the streamed `/huge` body (sent chunked, without Content-Length).
+    static let hugeBytes = 2 * 1024 * 1024
+
+    func makeApplication() -> some ApplicationProtocol {
+        let router = Router()
+        let hits = self.hits
+        router.add(middleware: HitCounter(hits: hits))
+        @Sendable func image(_ bytes: [UInt8], type: String) -> Response {
+            Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        router.get("/photo.jpg") { _, _ in image(Self.jpeg, type: "image/jpeg") }
+        router.get("/counted.jpg") { _, _ in image(Self.jpeg, type: "image/jpeg") }
+        router.get("/alpha.png") { _, _ in image(Self.alphaPNG, type: "image/png") }
+        router.get("/photo.webp") { _, _ in image(Self.webp, type: "image/webp") }
+        router.get("/rotated.jpg") { _, _ in image(Self.rotatedJPEG, type: "image/jpeg") }
+        router.get("/edge.png") { _, _ in image(Self.edgePNG, type: "image/png") }
+        router.get("/busy.png") { _, _ in image(Self.busyPNG, type: "image/png") }
+        router.get("/bordered.png") { _, _ in image(Self.borderedPNG, type: "image/png") }
+        router.get("/animated.gif") { _, _ in image(Self.animatedGIF, type: "image/gif") }
+        router.get("/solid.png") { _, _ in image(Self.solidPNG, type: "image/png") }
+        router.get("/gradient.png") { _, _ in image(Self.gradientPNG, type: "image/png") }
+        router.get("/mislabelled") { _, _ in image(Self.jpeg, type: "text/plain") }
+        router.get("/text.txt") { _, _ in image(Array("hello, not an image\n".utf8), type: "image/jpeg") }
+        router.get("/corrupt.jpg") { _, _ in image(Array(Self.jpeg.prefix(20)) + [UInt8](repeating: 0x41, count: 4000), type: "image/jpeg") }
+        router.get("/missing") { _, _ in Response(status: .notFound) }
+        router.get("/gone") { _, _ in Response(status: .gone) }
+        router.get("/error") { _, _ in Response(status: .internalServerError) }
+        router.get("/slow") { _, _ in
+            try await Task.sleep(for: .seconds(3))
+            return image(Self.jpeg, type: "image/jpeg")
+        }
+        router.get("/huge") { _, _ in
+            Response(status: .ok, headers: [.contentType: "image/jpeg"], body: .init { writer in
+                let chunk = ByteBuffer(bytes: Self.jpeg.prefix(3) + [UInt8](repeating: 0, count: 64 * 1024 - 3))
+                for _ in 0..<(Self.hugeBytes / chunk.readableBytes) { try await writer.write(chunk) }
+                try await writer.finish(nil)
+            })
+        }
+        router.get("/fresh.jpg") { request, _ in
+            // Fresh for 2 s, with an ETag; answers 304 to a matching If-None-Match.
+            if request.headers[.ifNoneMatch] == "\"fresh-v1\"" {
+                return Response(status: .notModified, headers: [.eTag: "\"fresh-v1\"", .cacheControl: "max-age=2"])
+            }
+            var response = image(Self.jpeg, type: "image/jpeg")
+            response.headers[.eTag] = "\"fresh-v1\""
+            response.headers[.cacheControl] = "max-age=2"
+            return response
+        }
+        router.get("/fresh-slow.jpg") { request, _ in
+            // As /fresh.jpg, but a matching conditional request waits 500 ms for its 304.
+            if request.headers[.ifNoneMatch] == "\"fresh-v1\"" {
+                try await Task.sleep(for: .milliseconds(500))
+                return Response(status: .notModified, headers: [.eTag: "\"fresh-v1\"", .cacheControl: "max-age=2"])
+            }
+            var response = image(Self.jpeg, type: "image/jpeg")
+            response.headers[.eTag] = "\"fresh-v1\""
+            response.headers[.cacheControl] = "max-age=2"
+            return response
+        }
+        router.get("/nostore.jpg") { _, _ in
+            var response = image(Self.jpeg, type: "image/jpeg")
+            response.headers[.cacheControl] = "no-store"
+            return response
+        }
+        router.get("/slow-ms/:delay") { _, context in
+            // Answers after the given number of milliseconds.
+            let delay = Int(context.parameters.get("delay") ?? "0") ?? 0
+            try await Task.sleep(for: .milliseconds(delay))
+            return image(Self.jpeg, type: "image/jpeg")
+        }
+        router.get("/named/:name/:delay") { _, context in
+            // Like /slow-ms, with a distinct path per name (so the log shows the order of requests).
+            let delay = Int(context.parameters.get("delay") ?? "0") ?? 0
+            try await Task.sleep(for: .milliseconds(delay))
+            return image(Self.jpeg, type: "image/jpeg")
+        }
+        router.get("/drip/:name") { request, _ in
+            // 64 KiB every 100 ms for 5 s; notes "aborted:<path>" when the client goes away before the end.
+            let path = request.uri.path
+            return Response(status: .ok, headers: [.contentType: "image/jpeg"], body: .init { writer in
+                let chunk = ByteBuffer(bytes: [UInt8](repeating: 0x41, count: 64 * 1024))
+                do {
+                    for _ in 0..<50 {
+                        try await writer.write(chunk)
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    try await writer.finish(nil)
+                } catch {
+                    hits.note("aborted:" + path)
+                    throw error
+                }
+            })
+        }
+        router.get("/ranged.jpg") { request, _ in
+            // A large JPEG sent in 32 KiB chunks every 30 ms, resumable: Accept-Ranges, a strong ETag, and
+            // `Range: bytes=N-` honoured when If-Range matches. Notes "range:<value>" for every range asked.
+            let bytes = Self.noiseJPEG
+            var start = 0
+            if let range = request.headers[.range] {
+                hits.note("range:" + range)
+                if request.headers[.ifRange] == Self.rangedETag, range.hasPrefix("bytes="), range.hasSuffix("-"),
+                    let first = Int(range.dropFirst(6).dropLast()), first < bytes.count {
+                    start = first
+                }
+            }
+            var headers: HTTPFields = [.contentType: "image/jpeg", .eTag: Self.rangedETag, .acceptRanges: "bytes"]
+            headers[.contentLength] = String(bytes.count - start)
+            if start > 0 { headers[.contentRange] = "bytes \(start)-\(bytes.count - 1)/\(bytes.count)" }
+            let from = start
+            return Response(status: start > 0 ? .partialContent : .ok, headers: headers, body: .init { writer in
+                var offset = from
+                while offset < bytes.count {
+                    let end = min(bytes.count, offset + 32 * 1024)
+                    try await writer.write(ByteBuffer(bytes: bytes[offset..<end]))
+                    hits.bump("ranged-chunk")
+                    offset = end
+                    try await Task.sleep(for: .milliseconds(30))
+                }
+                try await writer.finish(nil)
+            })
+        }
+        router.get("/slowish.jpg") { _, _ in
+            try await Task.sleep(for: .milliseconds(400))
+            return image(Self.jpeg, type: "image/jpeg")
+        }
+        router.get("/hop-checked.jpg") { request, _ in
+            // Serves the image only to requests that carry the image proxy's hop marker.
+            request.headers[HTTPField.Name("X-ImageProxy-Hop")!] == "1"
+                ? image(Self.jpeg, type: "image/jpeg") : Response(status: .badRequest)
+        }
+        router.get("/cred.jpg") { request, _ in
+            request.headers[.authorization] == "Bearer origin-secret"
+                ? image(Self.jpeg, type: "image/jpeg") : Response(status: .unauthorized)
+        }
+        router.get("/cred-redirect") { request, _ in
+            // Leaves for another host name of the same server.
+            let host = (request.head.authority ?? "").replacingOccurrences(of: "127.0.0.1", with: "localhost")
+            return Response(status: .found, headers: [.location: "http://\(host)/no-cred.jpg"])
+        }
+        router.get("/no-cred.jpg") { request, _ in
+            request.headers[.authorization] == nil ? image(Self.jpeg, type: "image/jpeg") : Response(status: .badRequest)
+        }
+        router.get("/bomb.png") { _, _ in image(HostileImages.hugeDeclaredPNG(width: 20_000, height: 20_000), type: "image/png") }
+        router.get("/truncated.png") { _, _ in image(Array(Self.gradientPNG.prefix(Self.gradientPNG.count / 2)), type: "image/png") }
+        router.get("/garbage.jpg") { _, _ in image((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }, type: "image/jpeg") }
+        router.get("/image.svg") { _, _ in image(HostileImages.svg, type: "image/svg+xml") }
+        router.get("/many-frames.gif") { _, _ in image(HostileImages.manyFramesGIF, type: "image/gif") }
+        router.get("/presigned.jpg") { _, _ in image(Self.jpeg, type: "image/jpeg") }
+        router.get("/flaky.jpg") { _, _ in
+            // Fails twice with 503, then serves the image.
+            hits.count("/flaky.jpg") <= 2 ? Response(status: .serviceUnavailable) : image(Self.jpeg, type: "image/jpeg")
+        }
+        router.get("/redirect") { _, _ in Response(status: .found, headers: [.location: "/photo.jpg"]) }
+        router.get("/redirect-ftp") { _, _ in Response(status: .found, headers: [.location: "ftp://127.0.0.1/x.jpg"]) }
+        router.get("/redirect-loop") { _, _ in Response(status: .found, headers: [.location: "/redirect-loop"]) }
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            logger: Logger(label: "test-origin", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    struct HitCounter<Context: RequestContext>: RouterMiddleware {
+        let hits: Hits
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+            hits.record(request.uri.path)
+            if request.headers[.ifNoneMatch] != nil || request.headers[.ifModifiedSince] != nil {
+                hits.record("conditional:" + request.uri.path)
+            }
+            return try await next(request, context)
+        }
+    }
+}
+
+/// A proxy configuration for tests: loopback sources allowed, short timeouts, no retries, a fresh
+/// temporary cache folder.
+func testConfiguration() -> ProxyConfiguration {
+    var configuration = ProxyConfiguration()
+    configuration.bind = ListenAddress(host: "127.0.0.1", port: 0)
+    configuration.fetch.policy.allowLoopback = true
+    configuration.fetch.timeoutMilliseconds = 1000
+    configuration.fetch.maxSourceBytes = 1024 * 1024
+    configuration.fetch.retries = 0
+    configuration.cache.disk.directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("imageproxy-test-\(UUID().uuidString)").path
+    configuration.cache.freshness.minTTL = 0
+    return configuration
+}
+
+/// Runs `body` with a live origin and a live proxy (configured by `configure`), both on 127.0.0.1:0.
+/// The cache folder is removed afterwards.
+func withOriginAndProxy<Value: Sendable>(
+    configure: (inout ProxyConfiguration) -> Void = { _ in },
+    _ body: @Sendable (_ proxy: any TestClientProtocol, _ origin: String, _ hits: TestOrigin.Hits) async throws -> Value
+) async throws -> Value {
+    try await withOriginAndRuntime(configure: configure) { proxy, origin, hits, _ in try await body(proxy, origin, hits) }
+}
+
+/// Runs `body` with a live proxy built from `configuration` (the cache folder is kept, so a second
+/// call with the same configuration is a restart).
+func withProxy<Value: Sendable>(
+    _ configuration: ProxyConfiguration, accessLogger: Logger? = nil,
+    logger: Logger = Logger(label: "test-proxy", factory: { _ in SwiftLogNoOpLogHandler() }),
+    _ body: @Sendable (_ proxy: any TestClientProtocol, _ runtime: ProxyRuntime) async throws -> Value
+) async throws -> Value {
+    let runtime = try ProxyRuntime(configuration: configuration, logger: logger, accessLogger: accessLogger)
+    let proxy = ProxyApplication.make(runtime: runtime, logger: logger)
+    return try await proxy.test(.live) { client in try await body(client, runtime) }
+}
+
+extension TestClientProtocol {
+    /// GET `/img` with the given query (values percent-encoded here).
+    func image(_ parameters: [(String, String)], headers: HTTPFields = [:]) async throws -> TestResponse {
+        let query = parameters.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.1)" }
+            .joined(separator: "&")
+        return try await execute(uri: "/img?\(query)", method: .get, headers: headers, body: nil)
+    }
+}
+
+extension TestResponse {
+    var text: String { String(buffer: body) }
+    var bytes: [UInt8] { Array(buffer: body) }
+}
+
+/// Like ``withOriginAndProxy(configure:_:)``, with the proxy's runtime (its metrics and queues) too.
+func withOriginAndRuntime<Value: Sendable>(
+    configure: (inout ProxyConfiguration) -> Void = { _ in },
+    _ body: @Sendable (_ proxy: any TestClientProtocol, _ origin: String, _ hits: TestOrigin.Hits, _ runtime: ProxyRuntime) async throws -> Value
+) async throws -> Value {
+    var configuration = testConfiguration()
+    configure(&configuration)
+    defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
+    let origin = TestOrigin()
+    let finalConfiguration = configuration
+    return try await origin.makeApplication().test(.live) { originClient in
+        let base = "http://127.0.0.1:\(originClient.port!)"
+        return try await withProxy(finalConfiguration) { client, runtime in try await body(client, base, origin.hits, runtime) }
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async throws -> Bool {
+    let end = ContinuousClock.now + timeout
+    while ContinuousClock.now < end {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+}

@@ -1,0 +1,206 @@
+import CVipsShim
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+
+@testable import ImageCore
+@testable import ProxyServer
+@testable import ProxyEngine
+
+/// `image.maxTransformBytes`: transforms reserve their estimated working set before decoding.
+@Suite(.timeLimit(.minutes(1))) struct TransformMemoryBudgetTests {
+    @Test func reservationsWaitForMemory() throws {
+        let budget = TransformMemoryBudget(capacity: 100)
+        let first = try budget.reserve(70, wait: .milliseconds(10))
+        #expect(budget.reservedBytes == 70)
+        #expect(throws: ImagingError.memoryBudgetBusy) { try budget.reserve(40, wait: .milliseconds(50)) }
+        // Released by another thread while this one waits: the wait ends with the reservation.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { budget.release(first) }
+        let second = try budget.reserve(40, wait: .seconds(5))
+        #expect(budget.reservedBytes == 40)
+        budget.release(second)
+        #expect(budget.reservedBytes == 0)
+        #expect(try TransformMemoryBudget(capacity: 0).reserve(1 << 40, wait: .zero) == 0, "0: no budget")
+    }
+
+    @Test func aJobLargerThanTheBudgetRunsAloneAndIsNotStarved() throws {
+        let budget = TransformMemoryBudget(capacity: 100)
+        // Alone, it runs at once, and nothing else is admitted beside it.
+        let large = try budget.reserve(150, wait: .milliseconds(10))
+        #expect(large == 150 && budget.reservedBytes == 150)
+        #expect(throws: ImagingError.memoryBudgetBusy) { try budget.reserve(1, wait: .milliseconds(50)) }
+        budget.release(large)
+        // Behind a running small job it waits for the budget to empty; while it waits, small jobs that
+        // would still fit are held back, so it is not starved.
+        let small = try budget.reserve(30, wait: .milliseconds(10))
+        let waited = Mutex<Int?>(nil)
+        let largeDone = DispatchSemaphore(value: 0)
+        // Threads of their own: the global queues' few threads may be busy with other suites.
+        Thread.detachNewThread {
+            let bytes = try? budget.reserve(150, wait: .seconds(5))
+            waited.withLock { $0 = bytes }
+            largeDone.signal()
+        }
+        usleep(100_000)
+        #expect(waited.withLock { $0 } == nil, "waits while a small job holds memory")
+        #expect(throws: ImagingError.memoryBudgetBusy) { try budget.reserve(30, wait: .milliseconds(100)) }
+        budget.release(small)
+        #expect(largeDone.wait(timeout: .now() + 5) == .success)
+        #expect(waited.withLock { $0 } == 150 && budget.reservedBytes == 150)
+        budget.release(150)
+        // A large job that gives up waiting lets the small jobs it held back go.
+        let holder = try budget.reserve(60, wait: .milliseconds(10))
+        Thread.detachNewThread { _ = try? budget.reserve(150, wait: .milliseconds(100)) }
+        usleep(20_000)
+        #expect(try budget.reserve(30, wait: .seconds(2)) == 30)
+        budget.release(holder)
+    }
+
+    @Test func theEstimateFollowsShrinkOnLoad() throws {
+        let header = try SourceHeader(reading: TestImages.jpeg(width: 4000, height: 3000))
+        let small = ResizeStep(width: 200, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
+        let large = ResizeStep(width: 3000, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
+        #expect(small < 4 * 4000 * 3000 / 16, "a 200 px thumbnail decodes at 1/8: \(small)")
+        #expect(large >= 2 * 4 * 4000 * 3000, "a 3000 px one decodes whole: \(large)")
+        var enlarged = ResizeStep(width: 4096, height: nil, fit: .contain)
+        enlarged.enlarge = true
+        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .jpeg) < 200_000_000, "one side given: the other from the aspect")
+    }
+
+    @Test func theEstimateCountsLibjpegsCoefficientBufferForProgressiveFiles() throws {
+        let picture = try TestImages.gradient(width: 800, height: 600)
+        let baseline = try SourceHeader(reading: ConformanceImages.jpeg(picture, progressive: false, subsample: true))
+        let progressive420 = try SourceHeader(reading: ConformanceImages.jpeg(picture, progressive: true, subsample: true))
+        let progressive444 = try SourceHeader(reading: ConformanceImages.jpeg(picture, progressive: true, subsample: false))
+        #expect(baseline.jpegCoefficientBytes == 0 && !baseline.jpegEighthDecodable, "one interleaved scan: decoded row by row")
+        // libjpeg keeps 128 bytes per 8x8 block of each component, rows and columns padded to whole MCUs:
+        // 4:2:0 luma 100x76 blocks (16-row MCUs), each chroma 50x38; 4:4:4 three planes of 100x75.
+        #expect(progressive420.jpegCoefficientBytes == (100 * 76 + 2 * 50 * 38) * 128)
+        #expect(!progressive420.jpegEighthDecodable, "subsampled chroma: libjpeg's path")
+        #expect(progressive444.jpegCoefficientBytes == 3 * 100 * 75 * 128)
+        #expect(progressive444.jpegEighthDecodable)
+        #expect(try SourceHeader(reading: TestImages.gradient(width: 800, height: 600).encoded(as: .png).bytes).jpegCoefficientBytes == 0)
+        // Four components (CMYK): uniform sampling, but not the DC decoder's kind; libjpeg keeps four planes.
+        let cmyk = try SourceHeader(
+            reading: ConformanceImages.jpeg(
+                ConformanceImages.solid(red: 200, green: 80, blue: 40, width: 800, height: 600, profile: "cmyk"),
+                progressive: true, subsample: false))
+        #expect(cmyk.jpegCoefficientBytes == 4 * 100 * 75 * 128 && !cmyk.jpegEighthDecodable)
+
+        let thumbnail = ResizeStep(width: 50, height: nil, fit: .contain)
+        let medium = ResizeStep(width: 400, height: nil, fit: .contain)
+        func estimate(_ step: ResizeStep, _ header: SourceHeader) -> Int { step.estimatedWorkingSetBytes(for: header, format: .jpeg) }
+        // 1/16 of the width: with its DC-only image in hand, the 4:4:4 file needs no coefficient buffer;
+        // before that, the buffer is counted (the DC decoder may decline the file).
+        #expect(thumbnail.estimatedWorkingSetBytes(for: progressive444, format: .jpeg, eighthDecoded: true) == estimate(thumbnail, baseline))
+        #expect(estimate(thumbnail, progressive444) == estimate(thumbnail, baseline) + progressive444.jpegCoefficientBytes)
+        #expect(thumbnail.mayDecodeEighth(for: progressive444, format: .jpeg) && !medium.mayDecodeEighth(for: progressive444, format: .jpeg))
+        #expect(estimate(thumbnail, progressive420) == estimate(thumbnail, baseline) + progressive420.jpegCoefficientBytes)
+        #expect(estimate(thumbnail, cmyk) == estimate(thumbnail, baseline) + cmyk.jpegCoefficientBytes)
+        #expect(estimate(medium, progressive444) == estimate(medium, baseline) + progressive444.jpegCoefficientBytes)
+        var cropped = medium
+        cropped.crop = try #require(CropRectangle(parameter: "0,0,400,300"))
+        #expect(estimate(cropped, progressive444) == estimate(cropped, baseline) + progressive444.jpegCoefficientBytes)
+    }
+
+    /// Records the most lent at once.
+    final class PeakLender: TransformMemoryLender {
+        private let state = Mutex<(now: Int, peak: Int)>((0, 0))
+        var peak: Int { state.withLock { $0.peak } }
+        func lend(_ bytes: Int) { state.withLock { $0.now += bytes; $0.peak = max($0.peak, $0.now) } }
+        func takeBack(_ bytes: Int) { state.withLock { $0.now -= bytes } }
+    }
+
+    /// Kilobytes of a `/proc/self/status` field.
+    static func statusKilobytes(_ field: String) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix(field + ":") })
+        let number = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
+        return try #require(Int(number))
+    }
+
+    /// Issue #29: a 6000×6000 4:4:4 progressive file whose frame header looks DC-decodable, but which the
+    /// DC decoder declines (an Adobe segment with transform 0: RGB-coded), reserved ~5 MB and then libjpeg
+    /// allocated its ~216 MB coefficient buffer. The reservation now covers the decoder that runs.
+    @Test func aFileTheDCDecoderDeclinesReservesWhatLibjpegAllocates() throws {
+        let small = try TestImages.gradient(width: 300, height: 300)
+        let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 6000, 6000, 3, -1, 0) }
+            .producingForTests { ipx_vips_copy_memory($0, $1) }
+        let plain = try ConformanceImages.jpeg(large, progressive: true, subsample: false, keepMetadata: false)
+        let adobe: [UInt8] = [0xFF, 0xEE, 0x00, 0x0E] + Array("Adobe".utf8) + [0x00, 0x64, 0x00, 0x00, 0x00, 0x00, 0x00]
+        let declined = Array(plain[..<2]) + adobe + Array(plain[2...])
+        let header = try SourceHeader(reading: declined)
+        #expect(header.jpegEighthDecodable, "the frame header looks like the DC decoder's kind")
+        #expect(JPEGEighthDecoder.image(declined) == nil, "but the decoder declines it")
+        let request = try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", "300")], limits: .init(maxDimension: 4096))
+        let lender = PeakLender()
+        let transformer = ImageTransformer(
+            maxSourcePixels: 40_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: lender)
+        // Reset the peak RSS (Linux: writing 5 to clear_refs resets VmHWM), transform, read the peak.
+        try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        let before = try Self.statusKilobytes("VmRSS") * 1024
+        let encoded = try transformer.transform(declined, request: request, choice: .fixed(.jpeg))
+        let peak = try Self.statusKilobytes("VmHWM") * 1024
+        #expect(try VipsImage.decode(encoded.bytes).width == 300)
+        #expect(lender.peak >= header.jpegCoefficientBytes, "reserved \(lender.peak), libjpeg's buffer \(header.jpegCoefficientBytes)")
+        #expect(peak - before <= lender.peak, "RSS grew \(peak - before) bytes, reserved \(lender.peak)")
+        // The same file without the Adobe segment is made from its DC scans under the small reservation.
+        let dcLender = PeakLender()
+        let dcTransformer = ImageTransformer(
+            maxSourcePixels: 40_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: dcLender)
+        _ = try dcTransformer.transform(plain, request: request, choice: .fixed(.jpeg))
+        #expect(dcLender.peak < header.jpegCoefficientBytes / 10, "DC path reserved \(dcLender.peak)")
+    }
+
+    /// Issue #29: encoders were outside the budget (one 2164 px AVIF raised RSS by hundreds of MB). Each
+    /// transform now reserves its encoder's working set too: the peak RSS growth stays within it.
+    @Test(arguments: [OutputFormat.avif, .gif, .webp, .png, .jpeg])
+    func everyEncoderIsInsideItsReservation(format: OutputFormat) throws {
+        let small = try TestImages.gradient(width: 256, height: 256)
+        let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 2048, 2048, 3, -1, 0) }
+            .producingForTests { ipx_vips_copy_memory($0, $1) }
+        let source = try large.encoded(as: .jpeg, quality: 85).bytes
+        let request = try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", "2048")], limits: .init(maxDimension: 4096))
+        let lender = PeakLender()
+        let transformer = ImageTransformer(
+            maxSourcePixels: 40_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: lender)
+        _ = Vips.releaseFreeMemory()
+        try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        let before = try Self.statusKilobytes("VmRSS") * 1024
+        let encoded = try transformer.transform(source, request: request, choice: .fixed(format))
+        let peak = try Self.statusKilobytes("VmHWM") * 1024
+        #expect(encoded.format == format)
+        #expect(try VipsImage.decode(encoded.bytes).width == 2048)
+        #expect(peak - before <= lender.peak, "\(format): RSS grew \(peak - before) bytes, reserved \(lender.peak)")
+        #expect(lender.peak >= EncoderWorkingSet.bytesPerPixel(format) * 2048 * 2048, "the encoder's share is reserved")
+    }
+
+    @Test func aWebPIsEstimatedAtTheScaleLibwebpDecodesIt() throws {
+        let header = try SourceHeader(reading: TestImages.gradient(width: 2000, height: 2000).encoded(as: .webp).bytes)
+        let thumbnail = ResizeStep(width: 200, height: nil, fit: .contain)
+        let webp = thumbnail.estimatedWorkingSetBytes(for: header, format: .webp)
+        let png = thumbnail.estimatedWorkingSetBytes(for: header, format: .png)
+        // Decoded at 200x200 (4 bytes a pixel, decode + intermediate + output) plus libwebp's own buffers.
+        #expect(webp == 3 * 4 * 200 * 200 + ResizeStep.webpDecoderBytes)
+        #expect(png >= 2 * 4 * 2000 * 2000, "no shrink on load: the whole image")
+        // Enlarging past the source: the decode stops at the source's size.
+        var enlarged = ResizeStep(width: 4000, height: nil, fit: .contain)
+        enlarged.enlarge = true
+        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .webp) == 4 * (2 * 2001 * 2001 + 4000 * 4000) + ResizeStep.webpDecoderBytes)
+    }
+
+    @Test func aSourceNeedingMoreThanTheBudgetIsServedAlone() async throws {
+        let big = try TestImages.gradient(width: 1600, height: 1200).encoded(as: .png).bytes
+        let small = try TestImages.gradient(width: 200, height: 150).encoded(as: .png).bytes
+        let files: [String: FixtureOrigin.File] = ["/big.png": .image(big), "/small.png": .image(small)]
+        try await withFixtures(files, configure: { $0.image.transformer.maxTransformBytes = 4 << 20 }) { proxy, base, _ in
+            // 1600x1200 needs ~15 MB by its estimate, more than the 4 MiB budget: it runs alone and is served.
+            let large = try await proxy.image([("url", base + "/big.png"), ("w", "100")])
+            #expect(large.status == .ok)
+            #expect(try VipsImage.decode(large.bytes).width == 100)
+            let served = try await proxy.image([("url", base + "/small.png"), ("w", "100")])
+            #expect(served.status == .ok)
+        }
+    }
+}
