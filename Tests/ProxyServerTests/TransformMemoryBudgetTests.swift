@@ -155,8 +155,9 @@ import Testing
 
     /// Issue #29: encoders were outside the budget (one 2164 px AVIF raised RSS by hundreds of MB). Each
     /// transform now reserves its encoder's working set too: the peak RSS growth stays within it.
-    @Test(arguments: [OutputFormat.avif, .gif, .webp, .png, .jpeg])
+    @Test(arguments: [OutputFormat.avif, .gif, .webp, .png, .jpeg, .jxl])
     func everyEncoderIsInsideItsReservation(format: OutputFormat) throws {
+        if format == .jxl { Vips.allowJXLInput() }  // to decode the result
         let small = try TestImages.gradient(width: 256, height: 256)
         let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 2048, 2048, 3, -1, 0) }
             .producingForTests { ipx_vips_copy_memory($0, $1) }
@@ -174,6 +175,25 @@ import Testing
         #expect(try VipsImage.decode(encoded.bytes).width == 2048)
         #expect(peak - before <= lender.peak, "\(format): RSS grew \(peak - before) bytes, reserved \(lender.peak)")
         #expect(lender.peak >= EncoderWorkingSet.bytesPerPixel(format) * 2048 * 2048, "the encoder's share is reserved")
+    }
+
+    /// Issue #33: libheif decodes a HEIC whole, into its own planes first; the estimate covers it.
+    @Test func aHEICDecodeIsInsideItsReservation() throws {
+        let small = try TestImages.gradient(width: 256, height: 256)
+        let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 3000, 3000, 3, -1, 0) }
+            .producingForTests { ipx_vips_copy_memory($0, $1) }
+        let source = try HEICSourceTests.heic(large, quality: 60)
+        let request = try ImageRequest(query: [("url", "http://example.com/a.heic"), ("w", "300")], limits: .init(maxDimension: 4096))
+        let lender = PeakLender()
+        let transformer = ImageTransformer(
+            maxSourcePixels: 50_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: lender)
+        _ = Vips.releaseFreeMemory()
+        try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        let before = try Self.statusKilobytes("VmRSS") * 1024
+        let encoded = try transformer.transform(source, request: request, choice: .fixed(.jpeg))
+        let peak = try Self.statusKilobytes("VmHWM") * 1024
+        #expect(try VipsImage.decode(encoded.bytes).width == 300)
+        #expect(peak - before <= lender.peak, "RSS grew \(peak - before) bytes, reserved \(lender.peak)")
     }
 
     @Test func aWebPIsEstimatedAtTheScaleLibwebpDecodesIt() throws {

@@ -93,7 +93,7 @@ int ipx_vips_decode_all_pages(const void *buffer, size_t length, VipsImage **out
 int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression, int strip);
 int ipx_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality, int strip);
 int ipx_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int effort, int strip);
-/// JPEG XL at quality Q (libjxl's distance from it) and effort 1...9, metadata stripped.
+/// JPEG XL at quality Q (libjxl's distance from it) and effort 3...9, metadata stripped when `strip`.
 int ipx_vips_jxlsave(VipsImage *in, void **buffer, size_t *length, int quality, int effort, int strip);
 /// HEIC (HEVC) keeping metadata and profile, every page an image of its own (test fixtures: phone photos).
 int ipx_vips_heicsave_metadata(VipsImage *in, void **buffer, size_t *length, int quality, int bitdepth);

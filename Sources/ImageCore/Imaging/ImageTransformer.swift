@@ -139,7 +139,7 @@ public struct ImageTransformer: Sendable {
         let wait = Duration.milliseconds(maxTransformMilliseconds > 0 ? maxTransformMilliseconds : 10_000)
         // The encoder's own buffers (AVIF's above all) are part of the working set too.
         let encoderBytes = EncoderWorkingSet.bytes(for: choice, pixels: resize.estimatedOutputPixels(for: header))
-            + (request.watermark != nil ? overlay.map(OverlayStep.workingSetBytes(of:)) ?? 0 : 0)
+            + (request.watermark == nil ? 0 : overlay.map(OverlayStep.workingSetBytes(of:)) ?? 0)
         var reserved = 0
         defer { memoryBudget.release(reserved) }
         var eighth = ResizeStep.EighthAttempt.untried
@@ -171,8 +171,8 @@ public struct ImageTransformer: Sendable {
         for filter in request.filters {
             image = try FilterStep(filter: filter).apply(to: image)
         }
-        if request.watermark != nil, let overlay {
-            image = try OverlayStep(overlay: overlay, placement: request.watermark?.placement ?? OverlayPlacement()).apply(to: image)
+        if let watermark = request.watermark, let overlay {
+            image = try OverlayStep(overlay: overlay, placement: watermark.placement).apply(to: image)
         }
         if let text = request.text {
             image = try TextStep(overlay: text, font: textFont).apply(to: image)

@@ -19,7 +19,7 @@ extension ImagePipeline {
         ) { original in
             let bytes = original.bytes
             let begin = ContinuousClock.now
-            let info = try await self.pool.run(requestID: timings.requestID) { 
+            let info = try await self.pool.run(requestID: timings.requestID) {
                 try ImageInfo(source: bytes, maxSourcePixels: limit, maxSourceFrames: frameLimit, allowJXL: allowJXL)
             }
             let encoder = JSONEncoder()

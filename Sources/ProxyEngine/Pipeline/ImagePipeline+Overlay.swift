@@ -20,19 +20,4 @@ extension ImagePipeline {
             throw OverlayFetchError(underlying: error)
         }
     }
-
-    /// The identity of the watermark image `request` draws, when it is in hand and fresh.
-    func overlayIdentityInHand(for request: ImageRequest, now: Double) -> String?? {
-        guard let watermark = request.watermark else { return .some(nil) }
-        guard let image = overlayImages.fresh(sourceKeys.key(for: watermark.source), now: now) else { return nil }
-        return .some(image.identity)
-    }
-}
-
-extension Optional {
-    /// `map` with an async throwing transform.
-    func asyncMap<Mapped>(_ transform: (Wrapped) async throws -> Mapped) async rethrows -> Mapped? {
-        guard let self else { return nil }
-        return try await transform(self)
-    }
 }

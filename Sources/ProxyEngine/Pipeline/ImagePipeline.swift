@@ -136,7 +136,12 @@ public final class ImagePipeline: Sendable {
     /// identity of a watermark's image: nil when that image is not in hand and fresh (the key is then
     /// known only after it is fetched, by ``variant(for:knownKey:conditions:timings:priority:)``).
     public func variantKey(for request: ImageRequest, accept: String?) -> VariantKey? {
-        guard case .some(let identity) = overlayIdentityInHand(for: request, now: Date().timeIntervalSince1970) else { return nil }
+        var identity: String?
+        if let watermark = request.watermark {
+            let held = overlayImages.fresh(sourceKeys.key(for: watermark.source), now: Date().timeIntervalSince1970)
+            guard let held else { return nil }
+            identity = held.identity
+        }
         let (choice, _) = request.formatChoice(accept: accept, allowAVIF: allowAutoAVIF, allowJXL: allowAutoJXL)
         return request.variantKey(choice: choice, sourceKey: sourceKeys.key(for: request.source), overlayIdentity: identity)
     }
@@ -155,12 +160,12 @@ public final class ImagePipeline: Sendable {
         timings.sourceHost = request.source.host
         let (choice, _) = request.formatChoice(accept: conditions.accept, allowAVIF: allowAutoAVIF, allowJXL: allowAutoJXL)
         let sourceKey = sourceKeys.key(for: request.source)
-        let overlay = try await request.watermark.asyncMap {
-            try await overlayImage($0.source, conditions: conditions, now: now, timings: timings, priority: priority)
+        var overlay: OverlayImages.Image?
+        if let watermark = request.watermark {
+            overlay = try await overlayImage(watermark.source, conditions: conditions, now: now, timings: timings, priority: priority)
         }
-        let key = overlay == nil
-            ? knownKey ?? request.variantKey(choice: choice, sourceKey: sourceKey)
-            : request.variantKey(choice: choice, sourceKey: sourceKey, overlayIdentity: overlay?.identity)
+        let key = overlay.map { request.variantKey(choice: choice, sourceKey: sourceKey, overlayIdentity: $0.identity) }
+            ?? knownKey ?? request.variantKey(choice: choice, sourceKey: sourceKey)
         let overlayBytes = overlay?.bytes
         let transformer = self.transformer
         return try await shared(

@@ -9,9 +9,9 @@ struct ImageIntake: Sendable {
     /// What parsing enforces and expands (`image.maxDimension`, presets, overlays, `image.colour`).
     let limits: ImageRequest.Limits
     /// Client hints and `Save-Data` (`http.clientHints`, `http.clientHintWidths`, `http.saveDataQuality`).
-    var hintPolicy = ClientHints.Policy.none
+    let hintPolicy: ClientHints.Policy
     /// Whether answers carry `Content-Disposition: inline; filename=...` (`http.contentDisposition`).
-    var contentDisposition = false
+    let contentDisposition: Bool
 
     /// The intake `limits` and the `http.*` settings make.
     init(limits: ImageRequest.Limits, http: ResponseSettings) {
@@ -19,12 +19,6 @@ struct ImageIntake: Sendable {
         hintPolicy = ClientHints.Policy(
             clientHints: http.clientHints, widths: http.clientHintWidths, saveDataQuality: http.saveDataQuality)
         contentDisposition = http.contentDisposition
-    }
-
-    init(limits: ImageRequest.Limits, hintPolicy: ClientHints.Policy = .none, contentDisposition: Bool = false) {
-        self.limits = limits
-        self.hintPolicy = hintPolicy
-        self.contentDisposition = contentDisposition
     }
 
     /// An image request and what its answer's headers depend on.
