@@ -26,19 +26,19 @@ for target in "${targets[@]}"; do mkdir -p "$out" "fuzz/findings/$target"; done
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
   fuzz/jpeg_dc/fuzz_jpeg_dc.c Sources/CVipsShim/jpeg_dc.c Sources/CVipsShim/png_chunks.c \
-  Sources/CVipsShim/jpeg_scaled.c $(pkg-config --libs vips) -ljpeg -o "$out/fuzz_jpeg_dc"
+  Sources/CVipsShim/jpeg_scaled.c $(pkg-config --libs vips) -ljpeg -o "$out/fuzz_jpeg_dc" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
   fuzz/containers/fuzz_containers.c Sources/CVipsShim/frame_count.c Sources/CVipsShim/icc_profile.c \
-  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2) -lgif -o "$out/fuzz_containers"
+  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2) -lgif -o "$out/fuzz_containers" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
   fuzz/jxl_pipeline/fuzz_jxl_pipeline.c Sources/CVipsShim/*.c \
-  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2) -lgif -ljpeg -o "$out/fuzz_jxl_pipeline"
+  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2) -lgif -ljpeg -o "$out/fuzz_jxl_pipeline" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
@@ -67,16 +67,22 @@ for target in "${targets[@]}"; do
   regressions=(fuzz/regressions/$target/*)
   if [ -e "${regressions[0]}" ]; then
     echo "fuzz: $target: ${#regressions[@]} regression files"
-    "$binary" -runs=0 "${regressions[@]}" 2>&1 | tail -2
+    "$binary" -runs=0 "${regressions[@]}" >"$out/$target.regressions.log" 2>&1 \
+      || { echo "fuzz: $target: a regression file fails:" >&2; tail -40 "$out/$target.regressions.log" >&2; exit 1; }
   fi
   echo "fuzz: $target: ${seconds}s from fuzz/corpus/$target"
   work=$(mktemp -d)
   cp fuzz/corpus/$target/* "$work/"
+  # The whole run goes to a log (libjxl alone prints thousands of lines of its own diagnostics); CI's
+  # output keeps the executed-units count and, on a failure, the sanitizer's report.
+  log="$out/$target.fuzz.log"
   "$binary" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=1024 -timeout=10 \
-    -artifact_prefix="fuzz/findings/$target/" -print_final_stats=1 "$work" 2>&1 | grep -E "^(stat::number_of_executed_units|#[0-9]+ *DONE)|ERROR|SUMMARY" || true
+    -artifact_prefix="fuzz/findings/$target/" -print_final_stats=1 "$work" >"$log" 2>&1 || true
+  grep -E "^stat::number_of_executed_units|^#[0-9]+ *DONE" "$log" || true
   rm -rf "$work"
   if ls fuzz/findings/$target/crash-* fuzz/findings/$target/timeout-* fuzz/findings/$target/oom-* >/dev/null 2>&1; then
-    echo "fuzz: $target found a failing input (fuzz/findings/$target/)" >&2
+    echo "fuzz: $target found a failing input (fuzz/findings/$target/); the end of $log:" >&2
+    grep -E "^==[0-9]+==|SUMMARY:|runtime error|^ +#[0-9]+ 0x" "$log" | tail -60 >&2 || true
     exit 1
   fi
 done
