@@ -5,8 +5,8 @@ import NIOCore
 import ProxyEngine
 
 /// Hummingbird's HTTP/1.1 channel with ``MemoryHitHandler`` in front of the HTTP decoder, and the
-/// connection handlers of this service behind it (header deadline, client disconnects, router request
-/// tracking). The idle timeout is kept by ``MemoryHitHandler``, which sees every request.
+/// connection handlers of this service behind it: ``ConnectionTimeLimitHandler`` (header, body and idle
+/// limits, told of the front's reads and answers) and ``ClientDisconnectHandler``.
 struct ProxyHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
@@ -22,19 +22,18 @@ struct ProxyHTTP1Channel: ServerChildChannel {
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let tracker = RouterRequestTracker()
-        let headerDeadline = HeaderDeadlineHandler(deadline: limits.headerTimeout, bodyDeadline: limits.bodyTimeout)
+        let timeLimits = ConnectionTimeLimitHandler(settings: limits)
         let front = MemoryHitHandler(
-            responder: memoryHits, tracker: tracker, headerDeadline: headerDeadline, maxHeadBytes: limits.maxHeaderBytes,
-            idleTimeout: limits.idleTimeout, answersHits: limits.memoryHitFastPath)
+            responder: memoryHits, timeLimits: timeLimits, maxHeadBytes: limits.maxHeaderBytes,
+            answersHits: limits.memoryHitFastPath)
         do {
             try channel.pipeline.syncOperations.addHandler(front)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
-        let behind = NIOLoopBound((headerDeadline, tracker), eventLoop: channel.eventLoop)
+        let behind = NIOLoopBound(timeLimits, eventLoop: channel.eventLoop)
         let configuration = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [behind.value.0, ClientDisconnectHandler(), behind.value.1],
+            additionalChannelHandlers: [behind.value, ClientDisconnectHandler()],
             idleTimeout: nil,
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes))
         return HTTP1Channel(responder: http1.responder, configuration: configuration).setup(channel: channel, logger: logger)

@@ -9,19 +9,16 @@ import ProxyEngine
 /// The response is the router's, header for header (``MemoryHitResponder`` shares the image handler's
 /// and the observability middleware's code), and is counted and logged the same.
 ///
-/// It answers only while the router has no request of the connection in hand (``RouterRequestTracker``),
-/// so pipelined responses keep their order. Because the handlers behind it never see the requests it
-/// answers, it also keeps the connection's idle timeout (`server.idleTimeoutMs`), and tells
-/// ``HeaderDeadlineHandler`` of each answer (the next request's header deadline counts from it).
+/// It answers only while the router has no request of the connection in hand, so pipelined responses
+/// keep their order. The handlers behind it never see the requests it answers, so it tells
+/// ``ConnectionTimeLimitHandler`` (which owns the connection's time limits) of every read and answer.
 final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
     private let responder: MemoryHitResponder
-    private let tracker: RouterRequestTracker
-    private let headerDeadline: HeaderDeadlineHandler
+    private let timeLimits: ConnectionTimeLimitHandler
     private let maxHeadBytes: Int
-    private let idleTimeout: TimeAmount?
     /// The start of a request whose head is not complete yet.
     private var pending: ByteBuffer?
     /// Once a request could not be framed here, the decoder reads everything that follows.
@@ -31,42 +28,16 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// `server.memoryHitFastPath`: off, requests are framed here (oversized heads still get 431) but
     /// every one goes to the decoder.
     private let answersHits: Bool
-    private var lastActivity = NIODeadline.now()
-    private var idleCheck: Scheduled<Void>?
 
-    init(
-        responder: MemoryHitResponder, tracker: RouterRequestTracker, headerDeadline: HeaderDeadlineHandler,
-        maxHeadBytes: Int, idleTimeout: TimeAmount?, answersHits: Bool = true
-    ) {
+    init(responder: MemoryHitResponder, timeLimits: ConnectionTimeLimitHandler, maxHeadBytes: Int, answersHits: Bool = true) {
         self.answersHits = answersHits
         self.responder = responder
-        self.tracker = tracker
-        self.headerDeadline = headerDeadline
+        self.timeLimits = timeLimits
         self.maxHeadBytes = maxHeadBytes
-        self.idleTimeout = idleTimeout
-        tracker.onResponseEnd = { [weak self] in self?.lastActivity = .now() }
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { scheduleIdleCheck(context, at: .now() + (idleTimeout ?? .zero)) }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        scheduleIdleCheck(context, at: .now() + (idleTimeout ?? .zero))
-        context.fireChannelActive()
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        cancelIdleCheck()
-        context.fireChannelInactive()
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        cancelIdleCheck()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        lastActivity = .now()
+        timeLimits.noteBytesRead()
         if draining { return }
         if passthrough { return context.fireChannelRead(data) }
         var buffer = unwrapInboundIn(data)
@@ -87,7 +58,7 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
         defer {
             if answered {
                 context.flush()
-                headerDeadline.noteAnsweredInFront()
+                timeLimits.noteAnsweredInFront()
             }
         }
         while buffer.readableBytes > 0 {
@@ -102,12 +73,12 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .tooLarge:
                 passthrough = true
                 // With an earlier request still being answered the decoder reports it (400), in order.
-                guard tracker.inProgress == 0 else { return context.fireChannelRead(wrapInboundOut(buffer)) }
+                guard timeLimits.routerRequestsInProgress == 0 else { return context.fireChannelRead(wrapInboundOut(buffer)) }
                 return refuseOversizedHead(context)
             case .ordinary(let length):
                 context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: length)!))
             case .candidate(let head, let length):
-                guard answersHits, tracker.inProgress == 0,
+                guard answersHits, timeLimits.routerRequestsInProgress == 0,
                     let answer = responder.answer(
                         head, client: context.channel.remoteAddress?.ipAddress, allocator: context.channel.allocator)
                 else {
@@ -165,32 +136,5 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.fireChannelRead(wrapInboundOut(pending))
         }
         context.fireUserInboundEventTriggered(event)
-    }
-
-    /// Closes the connection once nothing was read or answered for `idleTimeout`, unless the router is
-    /// still answering one of its requests.
-    private func scheduleIdleCheck(_ context: ChannelHandlerContext, at deadline: NIODeadline) {
-        guard idleTimeout != nil else { return }
-        cancelIdleCheck()
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        idleCheck = context.eventLoop.scheduleTask(deadline: deadline) {
-            let (handler, context) = loopBound.value
-            handler.idleCheckFired(context)
-        }
-    }
-
-    private func idleCheckFired(_ context: ChannelHandlerContext) {
-        idleCheck = nil
-        guard let idleTimeout else { return }
-        let now = NIODeadline.now()
-        if tracker.inProgress > 0 { return scheduleIdleCheck(context, at: now + idleTimeout) }
-        let quietUntil = lastActivity + idleTimeout
-        if now >= quietUntil { return context.close(promise: nil) }
-        scheduleIdleCheck(context, at: quietUntil)
-    }
-
-    private func cancelIdleCheck() {
-        idleCheck?.cancel()
-        idleCheck = nil
     }
 }
