@@ -43,7 +43,7 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
   fuzz/raw_request_head/FuzzRawRequestHead.swift Sources/ProxyServer/FastPath/RawRequestHead.swift \
-  Sources/ImageCore/Request/ClientHints.swift \
+  Sources/ImageCore/Request/ClientHints.swift Sources/ProxyServer/Routes/ClientHints+HeaderNames.swift \
   -o "$out/fuzz_raw_request_head" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # The intake links the real SHA-256 (swift-crypto) from the debug build's objects.
@@ -54,7 +54,8 @@ while IFS= read -r object; do crypto_objects+=("$object"); done < <(find .build/
 crypto_include=.build/checkouts/swift-crypto/Sources
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
   fuzz/request_intake/FuzzRequestIntake.swift Sources/ImageCore/Request/*.swift Sources/ImageCore/SHA256Hex.swift \
-  Sources/ImageCore/PublicError.swift Sources/ProxyServer/FastPath/RawRequestHead.swift -I .build/debug/Modules \
+  Sources/ImageCore/ReportableError.swift Sources/ProxyServer/FastPath/RawRequestHead.swift \
+  Sources/ProxyServer/Routes/ClientHints+HeaderNames.swift -I .build/debug/Modules \
   -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSL/include/module.modulemap \
   -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSLShims/include/module.modulemap \
   "${crypto_objects[@]}" -o "$out/fuzz_request_intake" >"$out/request_intake.log" 2>&1 \

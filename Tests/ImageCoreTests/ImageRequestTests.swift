@@ -72,7 +72,7 @@ import Testing
                 Issue.record("\(pairs) was accepted")
             } catch let error as RequestError {
                 #expect(error.parameter == parameter, "\(pairs): \(error)")
-                #expect(error.httpStatus == 400)
+                #expect(error.kind == .invalidRequest)
             } catch {
                 Issue.record("\(pairs): unexpected \(error)")
             }

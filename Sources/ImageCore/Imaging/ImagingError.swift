@@ -1,5 +1,5 @@
 /// Why an image could not be produced.
-public enum ImagingError: PublicError, Equatable {
+public enum ImagingError: ReportableError, Equatable {
     /// The bytes are not an image format the service reads.
     case unsupportedFormat
     /// The bytes claim a supported format but cannot be decoded.
@@ -27,13 +27,14 @@ public enum ImagingError: PublicError, Equatable {
     /// The source's format is turned off (JPEG XL input, `image.allowJXLInput`).
     case formatDisabled(format: String, key: String)
 
-    public var httpStatus: Int {
+    public var kind: FailureKind {
         switch self {
-        case .unsupportedFormat, .formatDisabled: 415
-        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside, .badOverlay, .outputTooLarge, .textNotDrawable: 422
-        case .memoryBudgetBusy: 503
-        case .processingFailed: 500
-        case .tooSlow: 503
+        case .unsupportedFormat, .formatDisabled: .unsupportedSource
+        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside, .badOverlay, .outputTooLarge, .textNotDrawable:
+            .unusableSource
+        case .memoryBudgetBusy: .busy
+        case .processingFailed: .internalFailure
+        case .tooSlow: .tooSlow
         }
     }
 

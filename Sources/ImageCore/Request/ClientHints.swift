@@ -1,8 +1,6 @@
-import Foundation
-
 /// What a browser says about the device in request headers: client hints (`Sec-CH-DPR`, `Sec-CH-Width`,
 /// `Sec-CH-Viewport-Width` and their legacy names `DPR`, `Width`, `Viewport-Width`) and `Save-Data`.
-/// Read from headers by the server (`ClientHints(headers:)`); pure data here.
+/// Read from headers by the server (`ClientHints(header:)`, which knows the header names); pure data here.
 public struct ClientHints: Sendable, Equatable {
     /// Device pixels per CSS pixel.
     public var dpr: Double?
@@ -20,26 +18,16 @@ public struct ClientHints: Sendable, Equatable {
         self.saveData = saveData
     }
 
-    /// The request headers hints are read from, each a `Sec-CH-` name first, then its legacy name.
-    public static let dprHeaders = ["Sec-CH-DPR", "DPR"]
-    public static let widthHeaders = ["Sec-CH-Width", "Width"]
-    public static let viewportWidthHeaders = ["Sec-CH-Viewport-Width", "Viewport-Width"]
-    public static let saveDataHeader = "Save-Data"
-    /// Every hint header, the `Sec-CH-` names first: the one list `Accept-CH`, `Vary`, CORS preflights and
-    /// the memory-hit front (which leaves requests carrying any of them to the router) are made from.
-    public static let hintHeaders = [dprHeaders, widthHeaders, viewportWidthHeaders].map { $0[0] }
-        + [dprHeaders, widthHeaders, viewportWidthHeaders].map { $0[1] }
-
-    /// The hints of a request's headers, `header` looking a value up by name (the `Sec-CH-` name wins
-    /// over the legacy one), parsed leniently: a hint that is not a number within its range
-    /// (``dprRange``, ``widthRange``) is ignored, as browsers' hints are advisory.
-    public init(header: (String) -> String?) {
-        func value(_ names: [String]) -> String? { names.lazy.compactMap(header).first }
-        self.init(
-            dpr: value(Self.dprHeaders).flatMap(Self.parseDPR),
-            width: value(Self.widthHeaders).flatMap(Self.parseWidth),
-            viewportWidth: value(Self.viewportWidthHeaders).flatMap(Self.parseWidth),
-            saveData: header(Self.saveDataHeader).map { $0.trimmingCharacters(in: .whitespaces).lowercased() == "on" } ?? false)
+    /// One kind of hint, which an answer that read it depends on (the server names its headers).
+    public enum Kind: Sendable, Equatable, CaseIterable {
+        /// The layout width of the image.
+        case width
+        /// The viewport width.
+        case viewportWidth
+        /// The device pixel ratio.
+        case dpr
+        /// `Save-Data`.
+        case saveData
     }
 
     /// The pixel ratios a `DPR` hint may state; outside, the hint is ignored (devices report 1 to 4).
@@ -91,7 +79,4 @@ public struct ClientHints: Sendable, Equatable {
             return min(4, max(1, (dpr * 2).rounded(.up) / 2))
         }
     }
-
-    /// The response headers that tell browsers which hints to send: `Accept-CH`.
-    public static let acceptCH = hintHeaders.joined(separator: ", ")
 }

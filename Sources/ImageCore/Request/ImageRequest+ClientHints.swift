@@ -1,18 +1,18 @@
 extension ImageRequest {
-    /// Applies client hints and `Save-Data` where the query left the choice open, and returns the
-    /// request headers the answer therefore varies on (for `Vary`), in a fixed order.
+    /// Applies client hints and `Save-Data` where the query left the choice open, and returns the kinds
+    /// of hint the answer therefore depends on (the server turns them into `Vary`), in a fixed order.
     ///
     /// - No `w`: the `Width` hint (device pixels), else `Viewport-Width` × the pixel ratio, rounded up to
     ///   a step of `policy.widths` (so hints cannot multiply variants), at most `limits.maxDimension`.
     /// - No `dpr`: the `DPR` hint (rounded up to a half, 1...4) multiplies `w` and `h`.
     /// - No `q`: `Save-Data: on` lowers the quality to `policy.saveDataQuality`.
     /// Explicit parameters always win; with the policy off nothing changes and nothing varies.
-    public mutating func adapt(to hints: ClientHints, policy: ClientHints.Policy, limits: Limits) -> [String] {
+    public mutating func adapt(to hints: ClientHints, policy: ClientHints.Policy, limits: Limits) -> [ClientHints.Kind] {
         let widthGiven = width != nil  // only `w` sets it before this
-        var varies: [String] = []
+        var varies: [ClientHints.Kind] = []
         if policy.clientHints {
-            if !widthGiven { varies += ClientHints.widthHeaders + ClientHints.viewportWidthHeaders }
-            if !pixelRatioGiven { varies += ClientHints.dprHeaders }
+            if !widthGiven { varies += [.width, .viewportWidth] }
+            if !pixelRatioGiven { varies.append(.dpr) }
             let hintedRatio = pixelRatioGiven ? pixelRatio : hints.dpr.map(ClientHints.Policy.quantise) ?? 1
             if !pixelRatioGiven, hintedRatio != 1 {
                 func scaled(_ value: Int?) -> Int? { value.map { Self.clamped(Double($0) * hintedRatio, to: limits.maxDimension) } }
@@ -29,7 +29,7 @@ extension ImageRequest {
             }
         }
         if policy.saveDataQuality > 0, quality == nil {
-            varies.append("Save-Data")
+            varies.append(.saveData)
             if hints.saveData { quality = policy.saveDataQuality }
         }
         return varies

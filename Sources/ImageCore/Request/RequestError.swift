@@ -1,5 +1,5 @@
-/// A problem with the query of an image request: 400, naming the parameter.
-public struct RequestError: PublicError, Equatable {
+/// A problem with the query of an image request (an invalid request), naming the parameter.
+public struct RequestError: ReportableError, Equatable {
     /// The query parameter at fault.
     public let parameter: String
     /// What is wrong with it.
@@ -10,7 +10,7 @@ public struct RequestError: PublicError, Equatable {
         self.problem = problem
     }
 
-    public var httpStatus: Int { 400 }
+    public var kind: FailureKind { .invalidRequest }
     public var publicMessage: String { "invalid parameter '\(parameter)': \(problem)" }
     public var reason: String { "bad_request" }
 }

@@ -10,16 +10,16 @@ extension ClientHints {
 
     /// The hint header names as HTTP field names, made once (not per request).
     static let fieldNames: [String: HTTPField.Name] = Dictionary(
-        uniqueKeysWithValues: (dprHeaders + widthHeaders + viewportWidthHeaders + [saveDataHeader]).map { ($0, HTTPField.Name($0)!) })
+        uniqueKeysWithValues: Kind.allCases.flatMap(headerNames(of:)).map { ($0, HTTPField.Name($0)!) })
 }
 
 extension HTTPField.Name {
-    static let secCHDPR = ClientHints.fieldNames[ClientHints.dprHeaders[0]]!
-    static let dpr = ClientHints.fieldNames[ClientHints.dprHeaders[1]]!
-    static let secCHWidth = ClientHints.fieldNames[ClientHints.widthHeaders[0]]!
-    static let width = ClientHints.fieldNames[ClientHints.widthHeaders[1]]!
-    static let secCHViewportWidth = ClientHints.fieldNames[ClientHints.viewportWidthHeaders[0]]!
-    static let viewportWidth = ClientHints.fieldNames[ClientHints.viewportWidthHeaders[1]]!
+    static let secCHDPR = ClientHints.fieldNames[ClientHints.headerNames(of: .dpr)[0]]!
+    static let dpr = ClientHints.fieldNames[ClientHints.headerNames(of: .dpr)[1]]!
+    static let secCHWidth = ClientHints.fieldNames[ClientHints.headerNames(of: .width)[0]]!
+    static let width = ClientHints.fieldNames[ClientHints.headerNames(of: .width)[1]]!
+    static let secCHViewportWidth = ClientHints.fieldNames[ClientHints.headerNames(of: .viewportWidth)[0]]!
+    static let viewportWidth = ClientHints.fieldNames[ClientHints.headerNames(of: .viewportWidth)[1]]!
     static let saveData = ClientHints.fieldNames[ClientHints.saveDataHeader]!
     static let acceptCH = HTTPField.Name("Accept-CH")!
 }

@@ -33,7 +33,7 @@ struct ImageIntake: Sendable {
         var request = try ImageRequest(query: query, limits: limits)
         let hinted = request.adapt(to: hints, policy: hintPolicy, limits: limits)
         let options = ImageResponseOptions(
-            vary: (request.negotiatesFormat ? ["Accept"] : []) + hinted, acceptClientHints: hintPolicy.clientHints,
+            vary: (request.negotiatesFormat ? ["Accept"] : []) + ClientHints.varyNames(of: hinted), acceptClientHints: hintPolicy.clientHints,
             filenameStem: contentDisposition ? ImageResponseOptions.filenameStem(of: request.source) : nil)
         return Parsed(request: request, options: options)
     }

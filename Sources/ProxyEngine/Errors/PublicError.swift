@@ -1,7 +1,10 @@
+import ImageCore
+
 /// An error that may be shown to a client as it is: an HTTP status and a one-line message that
 /// names the problem without internals (no paths, no library messages, no stack traces).
 ///
-/// Every area (request parsing, fetching, imaging, ...) has its own error type conforming to this.
+/// Every area has its own error type conforming to this; ImageCore's errors (``ReportableError``) say what
+/// kind of failure they are, and their status is that kind's (``FailureKind/httpStatus``).
 public protocol PublicError: Error, Sendable, CustomStringConvertible {
     /// The HTTP status code the client receives.
     var httpStatus: Int { get }
@@ -34,4 +37,27 @@ public struct CacheableError: PublicError {
     public var publicMessage: String { underlying.publicMessage }
     public var reason: String { underlying.reason }
     public var cacheControl: String { "public, max-age=\(maxAge)" }
+}
+
+extension FailureKind {
+    /// The HTTP status of this kind of failure.
+    public var httpStatus: Int {
+        switch self {
+        case .invalidRequest: 400
+        case .unsupportedSource: 415
+        case .unusableSource: 422
+        case .busy, .tooSlow: 503
+        case .internalFailure: 500
+        }
+    }
+}
+
+extension ImagingError: PublicError {
+    public var httpStatus: Int { kind.httpStatus }
+    public var description: String { "\(httpStatus) \(reason): \(publicMessage)" }
+}
+
+extension RequestError: PublicError {
+    public var httpStatus: Int { kind.httpStatus }
+    public var description: String { "\(httpStatus) \(reason): \(publicMessage)" }
 }
