@@ -34,7 +34,7 @@ private typealias Image = ImageCore.VipsImage
         let header = try SourceHeader(reading: bytes)
         var oriented = header
         oriented.orientation = orientation
-        return try ResizeStep.decodeScaled(bytes, shrink: shrink, header: oriented, deadline: deadline)
+        return try ScaleOnLoadStep.decodeScaled(bytes, shrink: shrink, header: oriented, deadline: deadline)
     }
 
     private func fields(_ image: Image) -> String {
@@ -108,8 +108,8 @@ private typealias Image = ImageCore.VipsImage
         g_free(cmykBuffer)
         #expect(try decode(cmykBytes, shrink: 2) == nil)
         let small = SourceHeader(width: 80, height: 60)
-        #expect(try ResizeStep.decodeScaled(bytes, shrink: 4, header: small, deadline: nil) == nil)
-        #expect(try ResizeStep.decodeScaled([0xFF, 0xD8, 0xFF, 0xC0, 0, 2], shrink: 2, header: small, deadline: nil) == nil)
+        #expect(try ScaleOnLoadStep.decodeScaled(bytes, shrink: 4, header: small, deadline: nil) == nil)
+        #expect(try ScaleOnLoadStep.decodeScaled([0xFF, 0xD8, 0xFF, 0xC0, 0, 2], shrink: 2, header: small, deadline: nil) == nil)
     }
 
     @Test func stopsAtItsDeadline() throws {

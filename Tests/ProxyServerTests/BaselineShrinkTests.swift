@@ -25,13 +25,13 @@ import Testing
     @Test func baselineJPEGsShrinkOnLoadAsFarAsTheOutputIsCovered() throws {
         let header = SourceHeader(width: 3840, height: 2160, frames: 1, orientation: 1, colourManaged: false)
         for (width, expected) in [(300, 8), (384, 8), (385, 4), (768, 4), (769, 2), (1536, 2), (1537, 1), (3840, 1)] {
-            #expect(ResizeStep(width: width, height: nil, fit: .contain).jpegShrink(for: header) == expected, "w=\(width)")
+            #expect(ResizeBox(width: width, height: nil, fit: .contain).jpegShrink(for: header) == expected, "w=\(width)")
         }
         // A cover box needs the shorter side covered: 400x400 from 3840x2160 is a 5.4x reduction.
-        #expect(ResizeStep(width: 400, height: 400, fit: .cover).jpegShrink(for: header) == 4)
+        #expect(ResizeBox(width: 400, height: 400, fit: .cover).jpegShrink(for: header) == 4)
         // Barely 8x smaller (2560 to 300): 1/4, not 1/8.
         let smaller = SourceHeader(width: 2560, height: 1600, frames: 1, orientation: 1, colourManaged: false)
-        #expect(ResizeStep(width: 300, height: nil, fit: .contain).jpegShrink(for: smaller) == 4)
+        #expect(ResizeBox(width: 300, height: nil, fit: .contain).jpegShrink(for: smaller) == 4)
 
         // Decoded at 1/8 then reduced with Lanczos3, the result stays close to a reduce of the full decode.
         let baseline = try large().encoded(as: .jpeg, quality: 90).bytes
@@ -45,16 +45,16 @@ import Testing
     @Test func reductionsIntoABoxAreForcedToTheRoundedSize() throws {
         // 1600 rows / 8.533 = 187.5: forced to 188 rows, each axis reduced by its own exact factor.
         let header = SourceHeader(width: 2560, height: 1600, frames: 1, orientation: 1, colourManaged: false)
-        let oneSide = ResizeStep(width: 300, height: nil, fit: .contain).thumbnailArguments(for: header)
+        let oneSide = ResizeBox(width: 300, height: nil, fit: .contain).thumbnailArguments(for: header)
         #expect(oneSide.width == 300 && oneSide.height == 188 && oneSide.size == 3, "force")
-        let box = ResizeStep(width: 400, height: 200, fit: .contain).thumbnailArguments(for: header)
+        let box = ResizeBox(width: 400, height: 200, fit: .contain).thumbnailArguments(for: header)
         #expect(box.width == 320 && box.height == 200 && box.size == 3)
         // Nothing to reduce (the source fits): libvips' own arguments, which keep the source's size.
-        let fits = ResizeStep(width: 4000, height: nil, fit: .contain).thumbnailArguments(for: header)
+        let fits = ResizeBox(width: 4000, height: nil, fit: .contain).thumbnailArguments(for: header)
         #expect(fits.width == 4000 && fits.size == 2)
         // Rotated by EXIF: the box applies to the upright image.
         let turned = SourceHeader(width: 2560, height: 1600, frames: 1, orientation: 6, colourManaged: false)
-        let upright = ResizeStep(width: 300, height: nil, fit: .contain).thumbnailArguments(for: turned)
+        let upright = ResizeBox(width: 300, height: nil, fit: .contain).thumbnailArguments(for: turned)
         #expect(upright.width == 300 && upright.height == 480)
         // And the image made has exactly that size.
         let image = try transform(try large().encoded(as: .jpeg, quality: 90).bytes, width: 301)

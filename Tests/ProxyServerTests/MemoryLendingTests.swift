@@ -50,15 +50,17 @@ import Testing
         func takeBack(_ bytes: Int) { events.withLock { $0.append(-bytes) } }
     }
 
-    @Test func aTransformLendsItsReservationWhileItRunsAndGivesItBack() throws {
+    @Test func aTransformLendsItsReservationWhileItRunsAndGivesItBack() async throws {
         let lender = RecordingLender()
         let transformer = ImageTransformer(
-            maxSourcePixels: 50_000_000, maxFrames: 1, maxTransformMilliseconds: 0, maxTransformBytes: 64 << 20,
-            encoding: EncodingSettings(), memoryLender: lender)
+            maxSourcePixels: 50_000_000, maxFrames: 1, maxTransformMilliseconds: 0, encoding: EncodingSettings())
+        let pool = TransformPool(workers: 1, memoryBytes: 64 << 20, lender: lender)
+        pool.start()
+        defer { Task { try? await pool.shutdown() } }
         let source = try TestImages.gradient(width: 1200, height: 800).encoded(as: .png).bytes
         let request = try ImageRequest(
             query: [("url", "http://example.com/a.png"), ("w", "100"), ("format", "jpeg")], limits: .init(maxDimension: 4096))
-        let encoded = try transformer.transform(source, request: request, choice: .fixed(.jpeg))
+        let encoded = try await pool.transform(source, request: request, choice: .fixed(.jpeg), overlay: nil, with: transformer).encoded
         #expect(try VipsImage.decode(encoded.bytes).width == 100)
         let events = lender.events.withLock { $0 }
         #expect(events.count == 2, "\(events)")

@@ -10,60 +10,104 @@ import Testing
 
 /// `image.maxTransformBytes`: transforms reserve their estimated working set before decoding.
 @Suite(.timeLimit(.minutes(1))) struct TransformMemoryBudgetTests {
-    @Test func reservationsWaitForMemory() throws {
+    @Test func reservationsWaitForMemory() async throws {
         let budget = TransformMemoryBudget(capacity: 100)
-        let first = try budget.reserve(70, wait: .milliseconds(10))
+        let first = try await budget.reserve(70, wait: .milliseconds(10))
         #expect(budget.reservedBytes == 70)
-        #expect(throws: ImagingError.memoryBudgetBusy) { try budget.reserve(40, wait: .milliseconds(50)) }
-        // Released by another thread while this one waits: the wait ends with the reservation.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(100)) { budget.release(first) }
-        let second = try budget.reserve(40, wait: .seconds(5))
+        await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(40, wait: .milliseconds(50)) }
+        #expect(budget.reservedBytes == 70, "a reservation that timed out holds nothing")
+        // Released by another task while this one waits: the wait ends with the reservation.
+        Task {
+            try await Task.sleep(for: .milliseconds(100))
+            budget.release(first)
+        }
+        let second = try await budget.reserve(40, wait: .seconds(5))
         #expect(budget.reservedBytes == 40)
         budget.release(second)
         #expect(budget.reservedBytes == 0)
-        #expect(try TransformMemoryBudget(capacity: 0).reserve(1 << 40, wait: .zero) == 0, "0: no budget")
+        #expect(try await TransformMemoryBudget(capacity: 0).reserve(1 << 40, wait: .zero) == 0, "0: no budget")
     }
 
-    @Test func aJobLargerThanTheBudgetRunsAloneAndIsNotStarved() throws {
+    @Test func aJobLargerThanTheBudgetRunsAloneAndIsNotStarved() async throws {
         let budget = TransformMemoryBudget(capacity: 100)
         // Alone, it runs at once, and nothing else is admitted beside it.
-        let large = try budget.reserve(150, wait: .milliseconds(10))
+        let large = try await budget.reserve(150, wait: .milliseconds(10))
         #expect(large == 150 && budget.reservedBytes == 150)
-        #expect(throws: ImagingError.memoryBudgetBusy) { try budget.reserve(1, wait: .milliseconds(50)) }
+        await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(1, wait: .milliseconds(50)) }
         budget.release(large)
         // Behind a running small job it waits for the budget to empty; while it waits, small jobs that
         // would still fit are held back, so it is not starved.
-        let small = try budget.reserve(30, wait: .milliseconds(10))
-        let waited = Mutex<Int?>(nil)
-        let largeDone = DispatchSemaphore(value: 0)
-        // Threads of their own: the global queues' few threads may be busy with other suites.
-        Thread.detachNewThread {
-            let bytes = try? budget.reserve(150, wait: .seconds(5))
-            waited.withLock { $0 = bytes }
-            largeDone.signal()
-        }
-        usleep(100_000)
-        #expect(waited.withLock { $0 } == nil, "waits while a small job holds memory")
-        #expect(throws: ImagingError.memoryBudgetBusy) { try budget.reserve(30, wait: .milliseconds(100)) }
+        let small = try await budget.reserve(30, wait: .milliseconds(10))
+        let waiting = Task { try await budget.reserve(150, wait: .seconds(5)) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(budget.reservedBytes == 30, "waits while a small job holds memory")
+        await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(30, wait: .milliseconds(100)) }
         budget.release(small)
-        #expect(largeDone.wait(timeout: .now() + 5) == .success)
-        #expect(waited.withLock { $0 } == 150 && budget.reservedBytes == 150)
+        #expect(try await waiting.value == 150 && budget.reservedBytes == 150)
         budget.release(150)
         // A large job that gives up waiting lets the small jobs it held back go.
-        let holder = try budget.reserve(60, wait: .milliseconds(10))
-        Thread.detachNewThread { _ = try? budget.reserve(150, wait: .milliseconds(100)) }
-        usleep(20_000)
-        #expect(try budget.reserve(30, wait: .seconds(2)) == 30)
+        let holder = try await budget.reserve(60, wait: .milliseconds(10))
+        let givesUp = Task { try await budget.reserve(150, wait: .milliseconds(100)) }
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await budget.reserve(30, wait: .seconds(2)) == 30)
+        await #expect(throws: ImagingError.memoryBudgetBusy) { try await givesUp.value }
         budget.release(holder)
+        budget.release(30)
+        #expect(budget.reservedBytes == 0)
+    }
+
+    @Test func aCancelledWaiterLeavesAndHoldsNothing() async throws {
+        let budget = TransformMemoryBudget(capacity: 100)
+        let holder = try await budget.reserve(90, wait: .zero)
+        let waiting = Task { try await budget.reserve(50, wait: .seconds(30)) }
+        try await Task.sleep(for: .milliseconds(50))
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        budget.release(holder)
+        #expect(budget.reservedBytes == 0)
+    }
+
+    @Test func aRunningJobGrowsOnlyIntoWhatIsFree() async throws {
+        let budget = TransformMemoryBudget(capacity: 100)
+        let job = try await budget.reserve(20, wait: .zero)
+        let other = try await budget.reserve(50, wait: .zero)
+        #expect(budget.tryGrow(from: job, to: 50) && budget.reservedBytes == 100)
+        #expect(!budget.tryGrow(from: 50, to: 51), "nothing free")
+        #expect(!budget.tryGrow(from: 50, to: 150), "larger than the budget: only alone")
+        budget.release(other)
+        #expect(budget.tryGrow(from: 50, to: 150) && budget.reservedBytes == 150, "alone, it may")
+        budget.release(150)
+        #expect(budget.reservedBytes == 0)
+    }
+
+    /// No pool thread waits for memory: with the budget taken, a queued transform waits at the pool's
+    /// admission while the pool's only thread stays free for other work.
+    @Test func aTransformWaitsForMemoryBeforeItTakesAThread() async throws {
+        let pool = TransformPool(workers: 1, memoryBytes: 50 << 20)
+        pool.start()
+        defer { Task { try? await pool.shutdown() } }
+        let holder = try await pool.memoryBudget.reserve(50 << 20, wait: .zero)
+        let source = try TestImages.gradient(width: 400, height: 300).encoded(as: .png).bytes
+        let request = try ImageRequest(query: [("url", "http://example.com/a.png"), ("w", "100")], limits: .init(maxDimension: 4096))
+        let transformer = ImageTransformer(maxSourcePixels: 40_000_000, maxTransformMilliseconds: 5000, encoding: EncodingSettings())
+        let waiting = Task { try await pool.transform(source, request: request, choice: .fixed(.jpeg), overlay: nil, with: transformer) }
+        try await Task.sleep(for: .milliseconds(100))
+        // The pool's one thread answers at once: the waiting transform does not hold it.
+        let ran = try await pool.run { 42 }
+        #expect(ran == 42)
+        pool.memoryBudget.release(holder)
+        let (encoded, _) = try await waiting.value
+        #expect(try VipsImage.decode(encoded.bytes).width == 100)
+        #expect(pool.memoryBudget.reservedBytes == 0)
     }
 
     @Test func theEstimateFollowsShrinkOnLoad() throws {
         let header = try SourceHeader(reading: TestImages.jpeg(width: 4000, height: 3000))
-        let small = ResizeStep(width: 200, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
-        let large = ResizeStep(width: 3000, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
+        let small = ResizeBox(width: 200, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
+        let large = ResizeBox(width: 3000, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
         #expect(small < 4 * 4000 * 3000 / 16, "a 200 px thumbnail decodes at 1/8: \(small)")
         #expect(large >= 2 * 4 * 4000 * 3000, "a 3000 px one decodes whole: \(large)")
-        var enlarged = ResizeStep(width: 4096, height: nil, fit: .contain)
+        var enlarged = ResizeBox(width: 4096, height: nil, fit: .contain)
         enlarged.enlarge = true
         #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .jpeg) < 200_000_000, "one side given: the other from the aspect")
     }
@@ -88,9 +132,9 @@ import Testing
                 progressive: true, subsample: false))
         #expect(cmyk.jpegCoefficientBytes == 4 * 100 * 75 * 128 && !cmyk.jpegEighthDecodable)
 
-        let thumbnail = ResizeStep(width: 50, height: nil, fit: .contain)
-        let medium = ResizeStep(width: 400, height: nil, fit: .contain)
-        func estimate(_ step: ResizeStep, _ header: SourceHeader) -> Int { step.estimatedWorkingSetBytes(for: header, format: .jpeg) }
+        let thumbnail = ResizeBox(width: 50, height: nil, fit: .contain)
+        let medium = ResizeBox(width: 400, height: nil, fit: .contain)
+        func estimate(_ step: ResizeBox, _ header: SourceHeader) -> Int { step.estimatedWorkingSetBytes(for: header, format: .jpeg) }
         // 1/16 of the width: with its DC-only image in hand, the 4:4:4 file needs no coefficient buffer;
         // before that, the buffer is counted (the DC decoder may decline the file).
         #expect(thumbnail.estimatedWorkingSetBytes(for: progressive444, format: .jpeg, eighthDecoded: true) == estimate(thumbnail, baseline))
@@ -102,6 +146,17 @@ import Testing
         var cropped = medium
         cropped.crop = try #require(CropRectangle(parameter: "0,0,400,300"))
         #expect(estimate(cropped, progressive444) == estimate(cropped, baseline) + progressive444.jpegCoefficientBytes)
+    }
+
+    /// A transform through a one-thread pool whose 1 GiB budget lends to `lender`, as the service runs it.
+    static func transform(
+        _ source: [UInt8], _ request: ImageRequest, _ choice: FormatChoice, _ transformer: ImageTransformer,
+        lender: any TransformMemoryLender
+    ) async throws -> EncodedImage {
+        let pool = TransformPool(workers: 1, memoryBytes: 1 << 30, lender: lender)
+        pool.start()
+        defer { Task { try? await pool.shutdown() } }
+        return try await pool.transform(source, request: request, choice: choice, overlay: nil, with: transformer).encoded
     }
 
     /// Records the most lent at once.
@@ -123,7 +178,7 @@ import Testing
     /// Issue #29: a 6000×6000 4:4:4 progressive file whose frame header looks DC-decodable, but which the
     /// DC decoder declines (an Adobe segment with transform 0: RGB-coded), reserved ~5 MB and then libjpeg
     /// allocated its ~216 MB coefficient buffer. The reservation now covers the decoder that runs.
-    @Test func aFileTheDCDecoderDeclinesReservesWhatLibjpegAllocates() throws {
+    @Test func aFileTheDCDecoderDeclinesReservesWhatLibjpegAllocates() async throws {
         let small = try TestImages.gradient(width: 300, height: 300)
         let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 6000, 6000, 3, -1, 0) }
             .producingForTests { ipx_vips_copy_memory($0, $1) }
@@ -135,28 +190,25 @@ import Testing
         #expect(JPEGEighthDecoder.image(declined) == nil, "but the decoder declines it")
         let request = try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", "300")], limits: .init(maxDimension: 4096))
         let lender = PeakLender()
-        let transformer = ImageTransformer(
-            maxSourcePixels: 40_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: lender)
+        let transformer = ImageTransformer(maxSourcePixels: 40_000_000, encoding: EncodingSettings())
         // Reset the peak RSS (Linux: writing 5 to clear_refs resets VmHWM), transform, read the peak.
         try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
         let before = try Self.statusKilobytes("VmRSS") * 1024
-        let encoded = try transformer.transform(declined, request: request, choice: .fixed(.jpeg))
+        let encoded = try await Self.transform(declined, request, .fixed(.jpeg), transformer, lender: lender)
         let peak = try Self.statusKilobytes("VmHWM") * 1024
         #expect(try VipsImage.decode(encoded.bytes).width == 300)
         #expect(lender.peak >= header.jpegCoefficientBytes, "reserved \(lender.peak), libjpeg's buffer \(header.jpegCoefficientBytes)")
         #expect(peak - before <= lender.peak, "RSS grew \(peak - before) bytes, reserved \(lender.peak)")
         // The same file without the Adobe segment is made from its DC scans under the small reservation.
         let dcLender = PeakLender()
-        let dcTransformer = ImageTransformer(
-            maxSourcePixels: 40_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: dcLender)
-        _ = try dcTransformer.transform(plain, request: request, choice: .fixed(.jpeg))
+        _ = try await Self.transform(plain, request, .fixed(.jpeg), transformer, lender: dcLender)
         #expect(dcLender.peak < header.jpegCoefficientBytes / 10, "DC path reserved \(dcLender.peak)")
     }
 
     /// Issue #29: encoders were outside the budget (one 2164 px AVIF raised RSS by hundreds of MB). Each
     /// transform now reserves its encoder's working set too: the peak RSS growth stays within it.
     @Test(arguments: [OutputFormat.avif, .gif, .webp, .png, .jpeg, .jxl])
-    func everyEncoderIsInsideItsReservation(format: OutputFormat) throws {
+    func everyEncoderIsInsideItsReservation(format: OutputFormat) async throws {
         if format == .jxl { Vips.allowJXLInput() }  // to decode the result
         let small = try TestImages.gradient(width: 256, height: 256)
         let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 2048, 2048, 3, -1, 0) }
@@ -164,12 +216,11 @@ import Testing
         let source = try large.encoded(as: .jpeg, quality: 85).bytes
         let request = try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", "2048")], limits: .init(maxDimension: 4096))
         let lender = PeakLender()
-        let transformer = ImageTransformer(
-            maxSourcePixels: 40_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: lender)
+        let transformer = ImageTransformer(maxSourcePixels: 40_000_000, encoding: EncodingSettings())
         _ = Vips.releaseFreeMemory()
         try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
         let before = try Self.statusKilobytes("VmRSS") * 1024
-        let encoded = try transformer.transform(source, request: request, choice: .fixed(format))
+        let encoded = try await Self.transform(source, request, .fixed(format), transformer, lender: lender)
         let peak = try Self.statusKilobytes("VmHWM") * 1024
         #expect(encoded.format == format)
         #expect(try VipsImage.decode(encoded.bytes).width == 2048)
@@ -178,19 +229,18 @@ import Testing
     }
 
     /// Issue #33: libheif decodes a HEIC whole, into its own planes first; the estimate covers it.
-    @Test func aHEICDecodeIsInsideItsReservation() throws {
+    @Test func aHEICDecodeIsInsideItsReservation() async throws {
         let small = try TestImages.gradient(width: 256, height: 256)
         let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 3000, 3000, 3, -1, 0) }
             .producingForTests { ipx_vips_copy_memory($0, $1) }
         let source = try HEICSourceTests.heic(large, quality: 60)
         let request = try ImageRequest(query: [("url", "http://example.com/a.heic"), ("w", "300")], limits: .init(maxDimension: 4096))
         let lender = PeakLender()
-        let transformer = ImageTransformer(
-            maxSourcePixels: 50_000_000, maxTransformBytes: 1 << 30, encoding: EncodingSettings(), memoryLender: lender)
+        let transformer = ImageTransformer(maxSourcePixels: 50_000_000, encoding: EncodingSettings())
         _ = Vips.releaseFreeMemory()
         try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
         let before = try Self.statusKilobytes("VmRSS") * 1024
-        let encoded = try transformer.transform(source, request: request, choice: .fixed(.jpeg))
+        let encoded = try await Self.transform(source, request, .fixed(.jpeg), transformer, lender: lender)
         let peak = try Self.statusKilobytes("VmHWM") * 1024
         #expect(try VipsImage.decode(encoded.bytes).width == 300)
         #expect(peak - before <= lender.peak, "RSS grew \(peak - before) bytes, reserved \(lender.peak)")
@@ -198,16 +248,16 @@ import Testing
 
     @Test func aWebPIsEstimatedAtTheScaleLibwebpDecodesIt() throws {
         let header = try SourceHeader(reading: TestImages.gradient(width: 2000, height: 2000).encoded(as: .webp).bytes)
-        let thumbnail = ResizeStep(width: 200, height: nil, fit: .contain)
+        let thumbnail = ResizeBox(width: 200, height: nil, fit: .contain)
         let webp = thumbnail.estimatedWorkingSetBytes(for: header, format: .webp)
         let png = thumbnail.estimatedWorkingSetBytes(for: header, format: .png)
         // Decoded at 200x200 (4 bytes a pixel, decode + intermediate + output) plus libwebp's own buffers.
-        #expect(webp == 3 * 4 * 200 * 200 + ResizeStep.webpDecoderBytes)
+        #expect(webp == 3 * 4 * 200 * 200 + ResizeBox.webpDecoderBytes)
         #expect(png >= 2 * 4 * 2000 * 2000, "no shrink on load: the whole image")
         // Enlarging past the source: the decode stops at the source's size.
-        var enlarged = ResizeStep(width: 4000, height: nil, fit: .contain)
+        var enlarged = ResizeBox(width: 4000, height: nil, fit: .contain)
         enlarged.enlarge = true
-        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .webp) == 4 * (2 * 2001 * 2001 + 4000 * 4000) + ResizeStep.webpDecoderBytes)
+        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .webp) == 4 * (2 * 2001 * 2001 + 4000 * 4000) + ResizeBox.webpDecoderBytes)
     }
 
     @Test func aSourceNeedingMoreThanTheBudgetIsServedAlone() async throws {

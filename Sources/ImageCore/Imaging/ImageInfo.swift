@@ -27,8 +27,8 @@ public struct ImageInfo: Sendable, Codable, Equatable {
     public init(source: [UInt8], maxSourcePixels: Int, maxSourceFrames: Int = 1000, allowJXL: Bool = false) throws(ImagingError) {
         let (format, header) = try SourceHeader.checked(
             source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXL)
-        var sample = try ResizeStep(width: Self.sampleSize, height: Self.sampleSize, fit: .contain)
-            .apply(to: source, header: header)
+        var sample = try SourceSteps(box: ResizeBox(width: Self.sampleSize, height: Self.sampleSize, fit: .contain))
+            .image(from: source, header: header, deadline: nil)
         let hasAlpha = sample.hasAlpha
         sample = try ColourspaceStep().apply(to: sample)
         if sample.hasAlpha {

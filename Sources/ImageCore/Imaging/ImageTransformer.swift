@@ -1,10 +1,15 @@
 import CVipsShim
 
-/// Turns source bytes into an encoded variant: sniff, header check, resize (and crop), sRGB, pad,
-/// filters, encode. Animated GIF/WebP sources stay animated (up to `maxFrames`) when the output is GIF
-/// or WebP and every step works frame by frame (contain/fill, colour-only filters).
+/// Turns source bytes into an encoded variant, as an ordered list of steps: scale-on-load
+/// (``ScaleOnLoadStep``) or crop (``CropStep``), resize (``ResizeStep``), then the image steps of
+/// ``imageSteps(for:overlay:)`` (colour, pad, filters, watermark, text), then encode (``EncodeStep``).
+/// Animated GIF/WebP sources stay animated (up to `maxFrames`) when the output is GIF or WebP and every
+/// step works frame by frame (contain/fill, colour-only filters).
 ///
-/// Synchronous and CPU-bound: call it on the transform pool (``TransformPool``), never on an event loop.
+/// Two phases: ``plan(_:request:choice:overlay:)`` reads the header and decides the box, the format and
+/// the memory to reserve (cheap, no decode); ``run(_:source:overlay:reserved:grow:)`` does the work,
+/// synchronous and CPU-bound, on the transform pool, never on an event loop. The pool reserves the
+/// plan's memory before a job takes a thread (ProxyEngine's `TransformPool`).
 public struct ImageTransformer: Sendable {
     /// Largest source accepted, in pixels (width x height x frames), checked before any decode.
     public var maxSourcePixels: Int
@@ -20,8 +25,9 @@ public struct ImageTransformer: Sendable {
     public var textFont = "DejaVu Sans"
     /// Whether JPEG XL sources are read (libvips 8.14 marks `jxlload` untrusted).
     public var allowJXLInput = false
-    /// The memory all running transforms may reserve together (`image.maxTransformBytes`; 0: none).
-    let memoryBudget: TransformMemoryBudget
+    /// The memory all running transforms may reserve together (`image.maxTransformBytes`; 0: none),
+    /// reserved by the transform pool's admission.
+    public var maxTransformBytes: Int
 
     /// The longest side of a placeholder (`lqip=1`), its blur and quality.
     static let placeholderSize = 32
@@ -43,8 +49,8 @@ public struct ImageTransformer: Sendable {
         /// Bytes all running transforms may hold together, each job's working set estimated from its
         /// header before decoding; a job waits for its share, one larger than the whole budget runs alone
         /// (`maxSourcePixels` caps any one job); 0 = no budget. Default 192 MiB: three quarters of the
-        /// default memory tier, the most the tier lends (``TransformMemoryLender``), so the tier and the
-        /// transforms running beside it hold at most the tier's budget together.
+        /// default memory tier, the most the tier lends to transforms, so the tier and the transforms
+        /// running beside it hold at most the tier's budget together.
         public var maxTransformBytes = 201_326_592
         /// Encoder defaults.
         public var encoding = EncodingSettings()
@@ -59,13 +65,12 @@ public struct ImageTransformer: Sendable {
         public init() {}
     }
 
-    /// A transformer with `settings`; `memoryLender` (the memory tier) is told of every transform's
-    /// reserved memory while it runs.
-    public init(settings: Settings, memoryLender: (any TransformMemoryLender)? = nil) {
+    /// A transformer with `settings`.
+    public init(settings: Settings) {
         self.init(
             maxSourcePixels: settings.maxSourcePixels, maxFrames: settings.maxFrames, maxSourceFrames: settings.maxSourceFrames,
             maxTransformMilliseconds: settings.maxTransformMilliseconds, maxTransformBytes: settings.maxTransformBytes,
-            encoding: settings.encoding, memoryLender: memoryLender)
+            encoding: settings.encoding)
         textFont = settings.textFont
         allowJXLInput = settings.allowJXLInput
         if allowJXLInput { Vips.allowJXLInput() }
@@ -73,9 +78,9 @@ public struct ImageTransformer: Sendable {
 
     public init(
         maxSourcePixels: Int, maxFrames: Int = 100, maxSourceFrames: Int = 1000, maxTransformMilliseconds: Int = 0,
-        maxTransformBytes: Int = 0, encoding: EncodingSettings, memoryLender: (any TransformMemoryLender)? = nil
+        maxTransformBytes: Int = 0, encoding: EncodingSettings
     ) {
-        self.memoryBudget = TransformMemoryBudget(capacity: maxTransformBytes, lender: memoryLender)
+        self.maxTransformBytes = maxTransformBytes
         self.maxSourcePixels = maxSourcePixels
         self.maxFrames = maxFrames
         self.maxSourceFrames = maxSourceFrames
@@ -83,28 +88,31 @@ public struct ImageTransformer: Sendable {
         self.encoding = encoding
     }
 
-    /// Produces the variant `request` asks for.
+    /// Produces the variant `request` asks for, planning and running at once with no memory budget (tools
+    /// and tests; the service goes through the transform pool, which reserves the plan's memory first).
     /// - Parameter overlay: the encoded image of `request.watermark` (fetched by the caller).
-    /// - Throws: ``ImagingError`` (415 not an image, 422 undecodable or too many pixels).
+    /// - Throws: ``ImagingError`` (not an image, undecodable, too many pixels, too slow, ...).
     public func transform(
-        _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, overlay: [UInt8]? = nil
+        _ source: [UInt8], request: ImageRequest, choice: FormatChoice, overlay: [UInt8]? = nil
     ) throws(ImagingError) -> EncodedImage {
-        let deadline = TransformDeadline(limitMilliseconds: maxTransformMilliseconds)
-        defer { deadline.finish() }
-        do {
-            return try transform(source, request: original, choice: choice, overlay: overlay, deadline: deadline)
-        } catch {
-            if deadline.hasExpired { throw .tooSlow(limitMilliseconds: maxTransformMilliseconds) }
-            throw error
+        let plan = try plan(source, request: request, choice: choice, overlay: overlay)
+        switch try run(plan, source: source, overlay: overlay, reserved: plan.fullReservation, grow: { _ in true }) {
+        case .encoded(let encoded): return encoded
+        case .needsFullReservation: throw .memoryBudgetBusy  // not reached: the full reservation is held
         }
     }
 
-    private func transform(
-        _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, overlay: [UInt8]?, deadline: TransformDeadline
-    ) throws(ImagingError) -> EncodedImage {
+    /// Decides the transform from the source's header, decoding nothing: the request as it will be made,
+    /// the output format (a JPEG XL too large for its encoder becomes WebP when negotiated), the box and
+    /// the memory to reserve (the working set of the decoder that will run, the encoder's share and a
+    /// watermark's).
+    /// - Throws: ``ImagingError`` (not an image, a format turned off, too many pixels or frames, a JPEG XL
+    ///   output too large).
+    public func plan(
+        _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, overlay: [UInt8]? = nil
+    ) throws(ImagingError) -> TransformPlan {
         let (_, checkedHeader) = try SourceHeader.checked(
             source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput)
-
         var request = original
         // colour=keep: a wide-gamut RGB source is not converted to sRGB, and its profile goes into the output.
         // Not for GIF (no profiles).
@@ -122,79 +130,95 @@ public struct ImageTransformer: Sendable {
             request.text = nil
         }
         var choice = choice
-        var frames = animatedFrames(header: header, request: request, choice: choice)
-        var resize = ResizeStep(request: request, frames: frames)
-        if choice == .fixed(.jxl), resize.estimatedOutputPixels(for: header) > encoding.jxlMaxPixels {
+        var box = ResizeBox(request: request, frames: animatedFrames(header: header, request: request, choice: choice))
+        if choice == .fixed(.jxl), box.estimatedOutputPixels(for: header) > encoding.jxlMaxPixels {
             // libjxl holds ~50 bytes an output pixel: a negotiated JPEG XL becomes WebP, an asked-for one a 422.
             guard request.format == .auto else { throw .outputTooLarge(format: "jxl", limit: encoding.jxlMaxPixels) }
             choice = .fixed(.webp)
-            frames = animatedFrames(header: header, request: request, choice: choice)
-            resize = ResizeStep(request: request, frames: frames)
+            box = ResizeBox(request: request, frames: animatedFrames(header: header, request: request, choice: choice))
         }
         let format = SourceFormat(sniffing: source)
-        // Memory is reserved before anything is decoded, and waited for at most the transform time limit.
-        // A file the DC-only decoder may take first reserves without libjpeg's coefficient buffer and tries
-        // it; if the decoder declines, that reservation is given back and the whole one (buffer included)
-        // taken before libjpeg runs: what is reserved always covers the decoder that actually runs.
-        let wait = Duration.milliseconds(maxTransformMilliseconds > 0 ? maxTransformMilliseconds : 10_000)
-        // The encoder's own buffers (AVIF's above all) are part of the working set too.
-        let encoderBytes = EncoderWorkingSet.bytes(for: choice, pixels: resize.estimatedOutputPixels(for: header))
+        // The encoder's own buffers (AVIF's above all) and a watermark's are part of the working set too.
+        let extraBytes = EncoderWorkingSet.bytes(for: choice, pixels: box.estimatedOutputPixels(for: header))
             + (request.watermark == nil ? 0 : overlay.map(OverlayStep.workingSetBytes(of:)) ?? 0)
-        var reserved = 0
-        defer { memoryBudget.release(reserved) }
-        var eighth = ResizeStep.EighthAttempt.untried
-        if resize.mayDecodeEighth(for: header, format: format) {
-            reserved = try memoryBudget.reserve(
-                resize.estimatedWorkingSetBytes(for: header, format: format, eighthDecoded: true) + encoderBytes, wait: wait)
-            eighth = try resize.decodeEighth(source, header: header, deadline: deadline).map { .decoded($0) } ?? .declined
+        // A file the DC-only decoder may take reserves without libjpeg's coefficient buffer first and tries
+        // it; if the decoder declines, the whole reservation (buffer included) is taken before libjpeg runs:
+        // what is reserved always covers the decoder that actually runs.
+        let full = box.estimatedWorkingSetBytes(for: header, format: format) + extraBytes
+        let triesEighth = box.mayDecodeEighth(for: header, format: format)
+        let first = triesEighth ? box.estimatedWorkingSetBytes(for: header, format: format, eighthDecoded: true) + extraBytes : full
+        return TransformPlan(
+            request: request, header: header, choice: choice, box: box, keepProfile: keepProfile,
+            triesEighthFirst: triesEighth, reservation: first, fullReservation: full)
+    }
+
+    /// Runs `plan` on this thread, holding `reserved` bytes of the memory budget.
+    /// - Parameter grow: asked, without waiting, to grow the reservation to the plan's full reservation
+    ///   when the DC-only decoder declines; when it cannot, the run ends with
+    ///   ``TransformRun/needsFullReservation``.
+    /// - Throws: ``ImagingError`` (undecodable, too slow, processing failed, ...).
+    public func run(
+        _ plan: TransformPlan, source: [UInt8], overlay: [UInt8]?, reserved: Int, grow: (Int) -> Bool
+    ) throws(ImagingError) -> TransformRun {
+        let deadline = TransformDeadline(limitMilliseconds: maxTransformMilliseconds)
+        defer { deadline.finish() }
+        do {
+            return try run(plan, source: source, overlay: overlay, reserved: reserved, grow: grow, deadline: deadline)
+        } catch {
+            if deadline.hasExpired { throw .tooSlow(limitMilliseconds: maxTransformMilliseconds) }
+            throw error
         }
-        if case .decoded = eighth {} else {
-            memoryBudget.release(reserved)
-            reserved = 0
-            reserved = try memoryBudget.reserve(
-                resize.estimatedWorkingSetBytes(for: header, format: format) + encoderBytes, wait: wait)
+    }
+
+    private func run(
+        _ plan: TransformPlan, source: [UInt8], overlay: [UInt8]?, reserved: Int, grow: (Int) -> Bool,
+        deadline: TransformDeadline
+    ) throws(ImagingError) -> TransformRun {
+        let request = plan.request
+        var eighth = ScaleOnLoadStep.EighthAttempt.untried
+        if plan.eighthDeclined { eighth = .declined }
+        if plan.triesEighthFirst {
+            eighth = try ScaleOnLoadStep.decodeEighth(source, header: plan.header, deadline: deadline).map { .decoded($0) } ?? .declined
+            if case .declined = eighth, reserved < plan.fullReservation, !grow(plan.fullReservation) {
+                return .needsFullReservation
+            }
         }
         var image: VipsImage
         do {
-            image = try resize.apply(to: source, header: header, deadline: deadline, eighth: eighth)
-        } catch .undecodable where frames > 1 && !deadline.hasExpired {
+            image = try SourceSteps(box: plan.box).image(from: source, header: plan.header, deadline: deadline, eighth: eighth)
+        } catch .undecodable where plan.box.frames > 1 && !deadline.hasExpired {
             // A later frame is damaged: served from the first frame, as every one-frame variant of this
             // source is (one answer per source, whatever the output format).
-            image = try ResizeStep(request: request, frames: 1).apply(to: source, header: header, deadline: deadline)
+            var first = plan.box
+            first.frames = 1
+            image = try SourceSteps(box: first).image(from: source, header: plan.header, deadline: deadline)
         }
         // The profile's bytes copied while the loader is still open (HEIF: see ipx_vips_with_own_profile).
-        if keepProfile { image = try image.producing { ipx_vips_with_own_profile($0, $1) } }
-        image = try ColourspaceStep().apply(to: image)
+        if plan.keepProfile { image = try image.producing { ipx_vips_with_own_profile($0, $1) } }
+        for step in imageSteps(for: request, overlay: overlay) {
+            image = try step.apply(to: image)
+        }
+        let encode = EncodeStep(
+            choice: plan.choice, request: request, settings: encoding, keepProfile: plan.keepProfile,
+            placeholderQuality: Self.placeholderQuality)
+        return .encoded(try encode.apply(to: image, deadline: deadline))
+    }
+
+    /// The steps between the resize and the encoder, in their order: sRGB, the pad canvas, the filters,
+    /// the watermark, the text.
+    func imageSteps(for request: ImageRequest, overlay: [UInt8]?) -> [any ImagingStep] {
+        var steps: [any ImagingStep] = [ColourspaceStep()]
         if request.fit == .pad, let width = request.width, let height = request.height {
-            image = try PadStep(width: width, height: height, background: request.background).apply(to: image)
+            steps.append(PadStep(width: width, height: height, background: request.background))
         }
-        for filter in request.filters {
-            image = try FilterStep(filter: filter).apply(to: image)
-        }
+        steps += request.filters.map { FilterStep(filter: $0) }
         if let watermark = request.watermark, let overlay {
-            image = try OverlayStep(overlay: overlay, placement: watermark.placement).apply(to: image)
+            steps.append(OverlayStep(overlay: overlay, placement: watermark.placement))
         }
         if let text = request.text {
-            image = try TextStep(overlay: text, font: textFont).apply(to: image)
+            steps.append(TextStep(overlay: text, font: textFont))
         }
-        let output: OutputFormat = switch choice {
-        case .fixed(let fixed): fixed
-        case .jpegOrPNG: image.hasAlpha ? .png : .jpeg
-        }
-        deadline.watch(image)
-        if let budget = request.maxBytes, !request.placeholder, SizeTargetEncoder.applies(to: output) {
-            // Several encodes of one image: materialised once (a lazy pipeline can be saved only once).
-            let ready = try image.producing { ipx_vips_copy_memory($0, $1) }
-            let start = request.quality ?? encoding.defaultQuality(for: output)
-            return try SizeTargetEncoder(budget: budget, startQuality: start).search { (quality) throws(ImagingError) in
-                try ready.encoded(
-                    as: output, quality: quality, settings: encoding, background: request.background,
-                    progressive: request.progressive, keepProfile: keepProfile)
-            }
-        }
-        return try image.encoded(
-            as: output, quality: request.placeholder ? Self.placeholderQuality : request.quality, settings: encoding,
-            background: request.background, progressive: request.progressive, keepProfile: keepProfile)
+        return steps
     }
 
     /// Frames to load: all (up to `maxFrames`) when the animation can be kept, else 1.

@@ -2,7 +2,7 @@ import CVipsShim
 
 /// Decodes progressive JPEGs at 1/8 scale from their DC scans alone (`jpeg_dc.c`, our own entropy
 /// decoder): the AC scans, most of such a file, are stepped over unread, and no coefficient buffer is
-/// allocated. ``ResizeStep`` uses it whenever the output needs no more than 1/8 of the source. The
+/// allocated. ``ScaleOnLoadStep`` uses it whenever the output needs no more than 1/8 of the source. The
 /// result equals libjpeg's own 1/8 decode sample for sample; files with subsampled chroma (4:2:0,
 /// 4:2:2, ...), whose 1/8 chroma libjpeg computes with AC terms, are left to libvips, and so is every
 /// file with any damage or anomaly up to its EOI marker (libvips then answers it, for every variant alike).

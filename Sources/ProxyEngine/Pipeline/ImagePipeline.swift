@@ -173,12 +173,8 @@ public final class ImagePipeline: Sendable {
             priority: priority
         ) { original in
             let source = original.bytes
-            let (encoded, transformDuration) = try await self.pool.run(requestID: timings.requestID) {
-                () throws -> (EncodedImage, Duration) in
-                let begin = ContinuousClock.now
-                let encoded = try transformer.transform(source, request: request, choice: choice, overlay: overlayBytes)
-                return (encoded, ContinuousClock.now - begin)
-            }
+            let (encoded, transformDuration) = try await self.pool.transform(
+                source, request: request, choice: choice, overlay: overlayBytes, with: transformer, requestID: timings.requestID)
             self.metrics.recordTransform(
                 format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
             if let quality = encoded.chosenQuality {

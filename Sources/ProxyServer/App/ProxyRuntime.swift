@@ -67,11 +67,13 @@ public final class ProxyRuntime: Service, Sendable {
         sourceKeys = SourceKeyPolicy(ignoredParameters: configuration.cache.ignoredSourceParameters)
         fetcher = OriginFetcher(settings: configuration.fetch, logger: logger, metrics: metrics)
         sharedTier = configuration.cache.shared.isEnabled ? SharedTier(settings: configuration.cache.shared, metrics: metrics) : nil
-        transformPool = TransformPool(workers: configuration.image.workers)
+        transformPool = TransformPool(
+            workers: configuration.image.workers, memoryBytes: configuration.image.transformer.maxTransformBytes,
+            lender: memoryCache)
         pipeline = ImagePipeline(
             memory: memoryCache, disk: diskCache, negative: negativeCache, statistics: statistics,
             fetcher: fetcher, pool: transformPool,
-            transformer: ImageTransformer(settings: configuration.image.transformer, memoryLender: memoryCache),
+            transformer: ImageTransformer(settings: configuration.image.transformer),
             freshness: configuration.cache.freshness,
             sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF, metrics: metrics,
             queues: .init(

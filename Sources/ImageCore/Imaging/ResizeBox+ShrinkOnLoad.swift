@@ -1,0 +1,26 @@
+/// The shrink-on-load rule: how far a JPEG is reduced while it is decoded, and when its DC scans alone
+/// are enough (``ScaleOnLoadStep`` carries it out).
+extension ResizeBox {
+    /// The JPEG shrink-on-load factor (1, 2, 4 or 8) for a baseline JPEG: the largest whose decoded
+    /// image still has ``jpegShrinkMargin`` times the output's size, so the final Lanczos3 reduce has
+    /// some detail to work with.
+    ///
+    /// libvips' own rule keeps twice the output's size, which for common thumbnail widths means 1/4
+    /// where 1/8 would do; Pillow's draft mode (thumbor) keeps just the output's size, which costs
+    /// sharpness when the source is barely 8x the output (2560 px to 300). With 1.25 (measured on the
+    /// benchmark corpus, `bench/RESULTS.md`): 3840 px photos to 300 px decode at 1/8, 2560 px ones at
+    /// 1/4, and the mean SSIM against a Lanczos3 reduce of the full decode is above thumbor's.
+    func jpegShrink(for header: SourceHeader) -> Int {
+        let reduction = self.reduction(for: header)
+        return [8, 4, 2].first { Double($0) * Self.jpegShrinkMargin <= reduction } ?? 1
+    }
+
+    /// How many times the output's size a shrunk-on-load baseline JPEG keeps at least.
+    static let jpegShrinkMargin = 1.25
+
+    /// Whether this source is made from its DC scans alone when the DC decoder takes it: a progressive
+    /// 4:4:4 or grey JPEG shrunk by 8 or more, without a crop.
+    func mayDecodeEighth(for header: SourceHeader, format: SourceFormat?) -> Bool {
+        crop == nil && format == .jpeg && header.jpegEighthDecodable && coverBoxFitted(to: header).reduction(for: header) >= 8
+    }
+}

@@ -1,0 +1,77 @@
+/// The memory a transform needs, estimated from the header and the box before anything is decoded: what
+/// the transform pool reserves from the memory budget before a job takes a thread.
+extension ResizeBox {
+    /// The memory a transform of a source with this header needs at most, estimated before decoding:
+    /// the decoded image (every frame loaded; 4 bytes a pixel) twice (the decode and one intermediate),
+    /// plus the output box. The decode is the source's size except where the loader shrinks on load: a
+    /// JPEG at its shrink (plus libjpeg's whole-image coefficient buffer for a progressive or multi-scan
+    /// file, ``SourceHeader/jpegCoefficientBytes``, unless the DC-only 1/8 image is in hand), a
+    /// WebP at the output's size (libwebp scales while decoding; plus ``webpDecoderBytes``). Measured
+    /// against the process's peak RSS per transform in `bench/RESULTS.md`.
+    ///
+    /// `eighthDecoded`: the DC-only 1/8 image is already in hand (``ScaleOnLoadStep``), so libjpeg's
+    /// coefficient buffer is not needed. Without it the buffer is counted whatever the header says,
+    /// because the DC decoder declines many files its frame header looks right for (an Adobe segment
+    /// with transform 0, a missing EOI, ...) and libjpeg then allocates the whole buffer.
+    func estimatedWorkingSetBytes(for header: SourceHeader, format: SourceFormat?, eighthDecoded: Bool = false) -> Int {
+        estimate(for: header, format: format, eighthDecoded: eighthDecoded).bytes
+    }
+
+    /// Pixels of the output (every frame), as ``estimatedWorkingSetBytes(for:format:eighthDecoded:)`` counts
+    /// them: what the encoder works on (``EncoderWorkingSet``).
+    func estimatedOutputPixels(for header: SourceHeader) -> Int {
+        estimate(for: header, format: nil, eighthDecoded: false).outputPixels
+    }
+
+    private func estimate(for header: SourceHeader, format: SourceFormat?, eighthDecoded: Bool) -> (bytes: Int, outputPixels: Int) {
+        if let crop, let cropped = CropStep.croppedHeader(header, crop: crop) {
+            // The whole source is decoded at the shrink the rectangle allows (JPEG) or whole; the rest is
+            // the rectangle's.
+            let inner = afterCrop(cropped)
+            let shrink = format == .jpeg ? inner.jpegShrink(for: cropped) : 1
+            let decoded = 4 * (header.width / shrink + 1) * (header.height / shrink + 1)
+            var rectangleBox = self
+            rectangleBox.crop = nil
+            let rectangle = rectangleBox.estimate(for: cropped, format: nil, eighthDecoded: false)
+            return (decoded + rectangle.bytes / 2 + header.jpegCoefficientBytes, rectangle.outputPixels)
+        }
+        let fitted = coverBoxFitted(to: header)
+        let frameCount = max(1, min(frames, header.frames))
+        let output: Int
+        if enlarge {
+            // The box, its missing side from the source's aspect (requests bound both by image.maxDimension).
+            let source = header.orientedSize
+            let aspect = Double(source.width) / Double(max(1, source.height))
+            let width = fitted.width ?? fitted.height.map { Int(Double($0) * aspect) } ?? source.width
+            let height = fitted.height ?? fitted.width.map { Int(Double($0) / aspect) } ?? source.height
+            output = max(1, width) * max(1, height) * frameCount
+        } else {
+            let reduction = max(1, fitted.reduction(for: header))
+            output = Int(Double(header.width * header.height) / (reduction * reduction)) * frameCount
+        }
+        let whole = (header.width + 1) * (header.height + 1) * frameCount
+        let decoded: Int
+        var extra = 0
+        switch format {
+        case .jpeg:
+            let shrink = fitted.jpegShrink(for: header)
+            decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
+            extra = eighthDecoded ? 0 : header.jpegCoefficientBytes
+        case .webp:
+            decoded = min(whole, output)
+            extra = Self.webpDecoderBytes
+        case .heic, .avif:
+            // libheif decodes the whole image (no shrink-on-load) into its own YUV planes, then RGB: a
+            // 48 MP HEIC's thumbnail peaked at 465 MB in `vips thumbnail` (~9.5 bytes a pixel).
+            decoded = whole
+            extra = 2 * whole
+        default:
+            decoded = whole
+        }
+        return (4 * (2 * decoded + output) + extra, output)
+    }
+
+    /// What libwebp holds besides the pixels while decoding (its bitstream and row buffers), measured at
+    /// 5–6 MB for a 320 px thumbnail of a 4096x4096 file.
+    static let webpDecoderBytes = 4 << 20
+}

@@ -1,0 +1,100 @@
+import CVipsShim
+
+/// The first step of a transform without a crop: chooses the decoder and how far it scales while it
+/// decodes. A progressive JPEG whose 1/8 covers the output is made from its DC scans alone
+/// (``JPEGEighthDecoder``); another JPEG that may shrink is decoded by libjpeg at 1/2, 1/4 or 1/8 into
+/// memory on this thread (`jpeg_scaled.c`); anything else, or a JPEG those decoders decline, is left to
+/// libvips' loader inside ``ResizeStep`` (with its own shrink-on-load).
+struct ScaleOnLoadStep {
+    /// The box, fitted to the source (``ResizeBox/coverBoxFitted(to:)``).
+    let box: ResizeBox
+
+    /// What the step hands the resize.
+    enum Loaded {
+        /// The source, decoded and scaled, in memory.
+        case decoded(VipsImage)
+        /// Left to libvips' loader, with this JPEG shrink (1: none, or not a JPEG).
+        case toLoader(shrink: Int)
+    }
+
+    /// How the DC-only decoder was tried before this step (the transform may try it first, under a
+    /// smaller memory reservation).
+    enum EighthAttempt {
+        /// Not tried: this step tries it where it may help.
+        case untried
+        /// Tried and declined: straight to libjpeg or libvips.
+        case declined
+        /// The 1/8 image.
+        case decoded(VipsImage)
+    }
+
+    /// The source decoded as far as this step does it.
+    /// - Throws: ``ImagingError/tooManyScans(limit:)``; ``ImagingError/undecodable`` past the deadline.
+    func apply(
+        to bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?, eighth: EighthAttempt = .untried
+    ) throws(ImagingError) -> Loaded {
+        guard SourceFormat(sniffing: bytes) == .jpeg else { return .toLoader(shrink: 1) }
+        let shrink = box.jpegShrink(for: header)
+        switch eighth {
+        case .decoded(let image):
+            return .decoded(image)
+        case .untried where box.reduction(for: header) >= 8:
+            // Progressive JPEGs: the DC scans alone make the 1/8 image, and most of the file (the AC
+            // scans, whose Huffman decoding is most of the work) is never read. Used whenever 1/8 still
+            // covers the output, as Pillow's draft mode does: without AC terms there is nothing finer.
+            if let image = try Self.decodeEighth(bytes, header: header, deadline: deadline) { return .decoded(image) }
+        case .untried, .declined:
+            break
+        }
+        guard shrink > 1 else { return .toLoader(shrink: 1) }
+        // Baseline (and other) JPEGs: libjpeg's scaled decode straight into memory on this thread.
+        if let image = try Self.decodeScaled(bytes, shrink: shrink, header: header, deadline: deadline) {
+            return .decoded(image)
+        }
+        return .toLoader(shrink: shrink)
+    }
+
+    /// The DC-only 1/8 image of a JPEG (``JPEGEighthDecoder``), upright and with its profile, or nil when
+    /// the decoder declines the file (libjpeg or libvips then decode it).
+    /// - Throws: ``ImagingError/tooManyScans(limit:)``; ``ImagingError/undecodable`` past the deadline.
+    static func decodeEighth(_ bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage? {
+        switch JPEGEighthDecoder.decode(
+            bytes, orientation: header.orientation, deadlineNanoseconds: deadline?.monotonicNanoseconds ?? 0)
+        {
+        case .decoded(let image): return image
+        case .notApplicable: return nil
+        case .tooManyScans: throw .tooManyScans(limit: SourceHeader.maxJPEGScans)
+        case .pastDeadline:
+            deadline?.expireNow()
+            throw .undecodable
+        }
+    }
+
+    /// A JPEG decoded by libjpeg at 1/`shrink` into memory on this thread (`jpeg_scaled.c`), or nil when
+    /// libvips' loader should take it (a colour space or precision it does not convert, a frame larger
+    /// than `header` says, any warning or error: libvips then decides how the file is answered, for every
+    /// variant alike). The image carries the source's ICC profile and `header`'s orientation.
+    /// - Throws: ``ImagingError/undecodable`` when the deadline passed (the deadline is expired first);
+    ///   ``ImagingError/tooManyScans(limit:)`` when libjpeg reached more scans than the limit.
+    static func decodeScaled(
+        _ bytes: [UInt8], shrink: Int, header: SourceHeader, deadline: TransformDeadline?
+    ) throws(ImagingError) -> VipsImage? {
+        var image: UnsafeMutablePointer<_VipsImage>?
+        let status = bytes.withUnsafeBytes { raw in
+            ipx_jpeg_decode_scaled(
+                raw.baseAddress, raw.count, Int32(shrink), Int32(header.orientation), Int64(header.width * header.height),
+                deadline?.monotonicNanoseconds ?? 0, &image)
+        }
+        switch status {
+        case 0: return image.map { VipsImage(taking: $0) }
+        case 2:
+            deadline?.expireNow()
+            throw .undecodable
+        case 3:
+            throw .tooManyScans(limit: SourceHeader.maxJPEGScans)
+        default:
+            _ = Vips.takeError()
+            return nil
+        }
+    }
+}

@@ -1,0 +1,21 @@
+/// The steps that turn source bytes into the resized image, in their order: scale-on-load
+/// (``ScaleOnLoadStep``) or, with `crop`, the cut (``CropStep``), then the resize (``ResizeStep``).
+struct SourceSteps {
+    /// The request's box.
+    let box: ResizeBox
+
+    /// The resized, upright image of `bytes`.
+    /// - Throws: ``ImagingError`` (undecodable, crop outside, too many scans, processing failed).
+    func image(
+        from bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?,
+        eighth: ScaleOnLoadStep.EighthAttempt = .untried
+    ) throws(ImagingError) -> VipsImage {
+        if let crop = box.crop {
+            let cut = try CropStep(crop: crop, box: box).apply(to: bytes, header: header, deadline: deadline)
+            return try ResizeStep(box: cut.box).apply(toCut: cut.image)
+        }
+        let fitted = box.coverBoxFitted(to: header)
+        let loaded = try ScaleOnLoadStep(box: fitted).apply(to: bytes, header: header, deadline: deadline, eighth: eighth)
+        return try ResizeStep(box: fitted).apply(to: loaded, bytes: bytes, header: header, deadline: deadline)
+    }
+}

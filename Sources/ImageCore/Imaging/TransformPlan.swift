@@ -1,0 +1,42 @@
+/// A transform decided from the source's header before anything is decoded: the request as it will be
+/// made (a placeholder's own box), the output format, the box, and the memory to reserve. Made by
+/// ``ImageTransformer/plan(_:request:choice:overlay:)`` off the transform pool, so the pool's admission
+/// reserves ``reservation`` before a job takes a thread; run by ``ImageTransformer/run(_:source:overlay:reserved:grow:)``.
+public struct TransformPlan: Sendable {
+    let request: ImageRequest
+    let header: SourceHeader
+    let choice: FormatChoice
+    let box: ResizeBox
+    /// `colour=keep` applies: the source's wide-gamut profile goes into the output.
+    let keepProfile: Bool
+    /// The DC-only decoder is tried first, under ``reservation`` (smaller than ``fullReservation``).
+    let triesEighthFirst: Bool
+    /// The DC-only decoder declined this source in an earlier run: it is not tried again.
+    var eighthDeclined = false
+
+    /// Bytes to reserve before the transform runs.
+    public let reservation: Int
+    /// Bytes the transform needs when the DC-only decoder declines the source (``reservation`` when it
+    /// is not tried first): libjpeg's coefficient buffer included.
+    public let fullReservation: Int
+
+    /// The plan for running again after the DC-only decoder declined and the run asked for
+    /// ``fullReservation``: the decoder is not tried again, and all of it is reserved up front.
+    public var withFullReservation: TransformPlan {
+        var plan = TransformPlan(
+            request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
+            reservation: fullReservation, fullReservation: fullReservation)
+        plan.eighthDeclined = triesEighthFirst || eighthDeclined
+        return plan
+    }
+}
+
+/// What a run of a plan gave.
+public enum TransformRun: Sendable {
+    /// The variant.
+    case encoded(EncodedImage)
+    /// The DC-only decoder declined the source and the budget could not grow to the plan's
+    /// ``TransformPlan/fullReservation`` at once: reserve it (waiting off the pool) and run
+    /// ``TransformPlan/withFullReservation``.
+    case needsFullReservation
+}

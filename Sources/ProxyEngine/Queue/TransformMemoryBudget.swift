@@ -1,0 +1,153 @@
+import ImageCore
+import Synchronization
+
+/// Bounds the memory of the transforms running at once, at the transform pool's admission: each job
+/// reserves its working set (``ImageCore/TransformPlan/reservation``, estimated from the source's header
+/// before anything is decoded) before it takes a pool thread, waiting here, on its own task, while the
+/// running jobs hold too much of `capacity`; one that cannot get its share within the wait is shed (503).
+/// No pool thread ever waits for memory.
+///
+/// A job larger than the whole budget (a source `image.maxSourcePixels` allows, the cap on any one job)
+/// runs alone: it waits until no other job holds memory, and while it waits no new job is admitted, so
+/// a stream of small jobs cannot starve it.
+public final class TransformMemoryBudget: Sendable {
+    /// Bytes all running transforms may hold together; 0 means no budget.
+    public let capacity: Int
+    /// Told of every reservation and its release (the memory tier), when set.
+    let lender: (any TransformMemoryLender)?
+
+    private struct Waiter {
+        let id: Int
+        let bytes: Int
+        /// The budget's capacity (a waiter above it is large).
+        let capacity: Int
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var reserved = 0
+        var waiters: [Waiter] = []
+        var nextID = 0
+        /// Reservations asked for and neither admitted nor given up yet.
+        var undecided: Set<Int> = []
+        /// Reservations given up on (timed out or cancelled) before they joined the waiters.
+        var abandoned: [Int: any Error] = [:]
+        /// Whether a job larger than the budget waits (nothing else is admitted then).
+        var largeWaiting: Bool { waiters.contains { $0.bytes > $0.capacity } }
+    }
+
+    private let state = Mutex(State())
+
+    public init(capacity: Int, lender: (any TransformMemoryLender)? = nil) {
+        self.capacity = capacity
+        self.lender = lender
+    }
+
+    /// Bytes reserved by running transforms now.
+    public var reservedBytes: Int { state.withLock { $0.reserved } }
+
+    /// Reserves `bytes`, waiting at most `wait` for running jobs to give memory back.
+    /// - Returns: the bytes to give back with ``release(_:)`` (0 when there is no budget).
+    /// - Throws: ``ImagingError/memoryBudgetBusy`` when the wait passes first; `CancellationError` when
+    ///   the task is cancelled while it waits.
+    public func reserve(_ bytes: Int, wait: Duration) async throws -> Int {
+        guard capacity > 0 else { return 0 }
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            state.undecided.insert(state.nextID)
+            return state.nextID
+        }
+        let timeout = Task { [self] in
+            guard (try? await Task.sleep(for: wait)) != nil else { return }
+            giveUp(id, with: ImagingError.memoryBudgetBusy)
+        }
+        defer { timeout.cancel() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome: Result<Void, any Error>? = state.withLock { state in
+                    if let error = state.abandoned.removeValue(forKey: id) { return .failure(error) }
+                    if admissible(bytes, reserved: state.reserved, largeWaiting: state.largeWaiting) {
+                        state.undecided.remove(id)
+                        state.reserved += bytes
+                        return .success(())
+                    }
+                    state.waiters.append(Waiter(id: id, bytes: bytes, capacity: capacity, continuation: continuation))
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            giveUp(id, with: CancellationError())
+        }
+        // Outside the budget's lock: the lender may evict many entries.
+        lender?.lend(bytes)
+        return bytes
+    }
+
+    /// Grows a running job's reservation from `held` to `bytes` if that fits now, without waiting (a job
+    /// larger than the budget grows only when it holds all that is reserved).
+    /// - Returns: whether it grew (always true without a budget).
+    public func tryGrow(from held: Int, to bytes: Int) -> Bool {
+        guard capacity > 0, bytes > held else { return true }
+        let grew = state.withLock { state in
+            let fits = bytes > capacity ? state.reserved == held : state.reserved - held + bytes <= capacity
+            if fits { state.reserved += bytes - held }
+            return fits
+        }
+        if grew { lender?.lend(bytes - held) }
+        return grew
+    }
+
+    /// Gives back what ``reserve(_:wait:)`` returned (and any growth ``tryGrow(from:to:)`` gave).
+    public func release(_ bytes: Int) {
+        guard bytes > 0 else { return }
+        let admitted = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            state.reserved -= bytes
+            return admitWaiters(&state)
+        }
+        lender?.takeBack(bytes)
+        for continuation in admitted { continuation.resume() }
+    }
+
+    /// Whether a job of `bytes` may start beside `reserved`: a large one alone; others where they fit and
+    /// no large job waits.
+    private func admissible(_ bytes: Int, reserved: Int, largeWaiting: Bool) -> Bool {
+        bytes > capacity ? reserved == 0 : reserved + bytes <= capacity && !largeWaiting
+    }
+
+    /// Admits the waiters that may start now, in order, and returns their continuations.
+    private func admitWaiters(_ state: inout State) -> [CheckedContinuation<Void, any Error>] {
+        var admitted: [CheckedContinuation<Void, any Error>] = []
+        var index = 0
+        while index < state.waiters.count {
+            let waiter = state.waiters[index]
+            let large = waiter.bytes > capacity
+            if admissible(waiter.bytes, reserved: state.reserved, largeWaiting: !large && state.largeWaiting) {
+                state.reserved += waiter.bytes
+                state.undecided.remove(waiter.id)
+                admitted.append(waiter.continuation)
+                state.waiters.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        return admitted
+    }
+
+    /// Ends a wait with `error` (its time passed, or its task was cancelled); a large waiter that leaves
+    /// lets the jobs it held back go.
+    private func giveUp(_ id: Int, with error: any Error) {
+        let (waiting, admitted) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, [CheckedContinuation<Void, any Error>]) in
+            guard state.undecided.remove(id) != nil else { return (nil, []) }
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                // Not queued yet: its continuation finds the error when it is.
+                state.abandoned[id] = error
+                return (nil, [])
+            }
+            let waiter = state.waiters.remove(at: index)
+            return (waiter.continuation, admitWaiters(&state))
+        }
+        waiting?.resume(throwing: error)
+        for continuation in admitted { continuation.resume() }
+    }
+}
