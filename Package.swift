@@ -111,9 +111,28 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What every test target shares: the test images, the one test JPEG encoder, the one origin harness.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "ImageCore",
+                "CVipsShim",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Tests/TestSupport"
+        ),
         // Each layer's own unit tests need no server.
-        .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "CVipsShim"]),
-        .testTarget(name: "ProxyEngineTests", dependencies: ["ProxyEngine", "ImageCore", .product(name: "NIOCore", package: "swift-nio")]),
+        .testTarget(name: "ImageCoreTests", dependencies: ["ImageCore", "CVipsShim", "TestSupport"]),
+        .testTarget(
+            name: "ProxyEngineTests",
+            dependencies: [
+                "ProxyEngine", "ImageCore", "CVipsShim", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "ProxyServerTests",
             dependencies: [
@@ -121,10 +140,12 @@ let package = Package(
                 "ProxyEngine",
                 "ImageCore",
                 "CVipsShim",
+                "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             exclude: ["Scripts"]
         ),

@@ -3,7 +3,8 @@
 # target declares a dependency on a layer above it, or on a web framework it must not know: ImageCore
 # knows no HTTP (Hummingbird, NIO, HTTP types) and ProxyEngine no Hummingbird. Also fails when a file
 # imports a module its target does not declare (the toolchain's own modules aside), and when a target
-# declares one none of its files imports: dependencies are exactly what the code uses.
+# declares one none of its files imports: dependencies are exactly what the code uses. The test targets
+# and their support target are held to the same rule.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift package dump-package | python3 -c '
@@ -34,10 +35,13 @@ import os, re
 system = {"Foundation", "FoundationXML", "FoundationNetworking", "FoundationEssentials", "Dispatch", "Glibc", "Darwin",
           "Synchronization", "Testing", "XCTest"}
 pattern = re.compile(r"^(?:@testable |@preconcurrency |@_exported )*import (?:class |struct |enum |func )?([A-Za-z_][A-Za-z0-9_]*)", re.M)
-for target in ("ImageCore", "ProxyEngine", "ProxyServer", "ImageProxy"):
+checked = ["ImageCore", "ProxyEngine", "ProxyServer", "ImageProxy", "TestSupport", "ImageCoreTests", "ProxyEngineTests",
+           "ProxyServerTests"]
+for target in checked:
     declared = names(target)
     used = set()
-    for folder, _, files in os.walk(os.path.join("Sources", target)):
+    default = "Tests" if targets[target]["type"] == "test" else "Sources"
+    for folder, _, files in os.walk(targets[target].get("path") or os.path.join(default, target)):
         for name in files:
             if not name.endswith(".swift"):
                 continue

@@ -1,5 +1,6 @@
 import CVipsShim
 import Testing
+import TestSupport
 
 @testable import ImageCore
 
@@ -12,12 +13,7 @@ private typealias Image = ImageCore.VipsImage
     }
 
     private func jpeg(_ image: Image, subsample: Bool, restartInterval: Int) throws -> [UInt8] {
-        var buffer: UnsafeMutableRawPointer?
-        var length = 0
-        let status = ipx_vips_jpegsave_layout(image.pointer, &buffer, &length, 85, 1, subsample ? 1 : 0, Int32(restartInterval))
-        try #require(status == 0 && buffer != nil)
-        defer { g_free(buffer) }
-        return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
+        try TestImages.jpeg(image, quality: 85, progressive: true, subsample: subsample, restartInterval: restartInterval)
     }
 
     /// libjpeg's decode at 1/8 (through libvips), at its own size.
@@ -121,11 +117,7 @@ private typealias Image = ImageCore.VipsImage
         #expect(JPEGEighthDecoder.image(progressive) != nil)
         #expect(JPEGEighthDecoder.image(Array(progressive.dropLast(2))) == nil, "no EOI: libvips decides")
         #expect(JPEGEighthDecoder.image(Array(progressive.prefix(progressive.count * 3 / 4))) == nil, "cut in an AC scan")
-        var baselineBuffer: UnsafeMutableRawPointer?
-        var length = 0
-        try #require(ipx_vips_jpegsave_layout(image.pointer, &baselineBuffer, &length, 85, 0, 1, 0) == 0)
-        let baseline = [UInt8](UnsafeRawBufferPointer(start: baselineBuffer, count: length))
-        g_free(baselineBuffer)
+        let baseline = try TestImages.jpeg(image, quality: 85, progressive: false, subsample: true)
         #expect(JPEGEighthDecoder.image(baseline) == nil, "baseline: the DC values are interleaved with AC")
         // Cut inside the DC scan, a corrupted Huffman table, random bytes after the header.
         #expect(JPEGEighthDecoder.image(Array(progressive.prefix(progressive.count / 20))) == nil)

@@ -1,5 +1,6 @@
 import CVipsShim
 import Testing
+import TestSupport
 
 @testable import ImageCore
 
@@ -13,13 +14,7 @@ private typealias Image = ImageCore.VipsImage
     }
 
     private func jpeg(_ image: Image, progressive: Bool = false, subsample: Bool, restartInterval: Int = 0) throws -> [UInt8] {
-        var buffer: UnsafeMutableRawPointer?
-        var length = 0
-        let status = ipx_vips_jpegsave_layout(
-            image.pointer, &buffer, &length, 85, progressive ? 1 : 0, subsample ? 1 : 0, Int32(restartInterval))
-        try #require(status == 0 && buffer != nil)
-        defer { g_free(buffer) }
-        return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
+        try TestImages.jpeg(image, quality: 85, progressive: progressive, subsample: subsample, restartInterval: restartInterval)
     }
 
     /// libvips' jpegload at `shrink`, materialised by libvips (the path the scaled decoder replaces).
@@ -75,11 +70,7 @@ private typealias Image = ImageCore.VipsImage
 
     @Test func carriesTheProfileAndTheOrientation() throws {
         let p3 = try noise(width: 640, height: 480, bands: 3).producing { ipx_vips_icc_export($0, $1, "p3") }
-        var buffer: UnsafeMutableRawPointer?
-        var length = 0
-        try #require(ipx_vips_jpegsave_metadata(p3.pointer, &buffer, &length, 85, 0, 1, 1) == 0)
-        let bytes = [UInt8](UnsafeRawBufferPointer(start: try #require(buffer), count: length))
-        g_free(buffer)
+        let bytes = try TestImages.jpeg(p3, quality: 85, progressive: false, subsample: true, keepMetadata: true)
         let decoded = try #require(try decode(bytes, shrink: 4, orientation: 6))
         #expect(fields(decoded).contains("icc-profile-data"), "the source's profile, for the conversion to sRGB")
         #expect(vips_image_get_orientation(decoded.pointer) == 6)
@@ -101,11 +92,7 @@ private typealias Image = ImageCore.VipsImage
         // CMYK: libvips converts it; a frame larger than the header the caller checked; not a JPEG at all.
         let cmyk = try noise(width: 200, height: 100, bands: 3).producing { ipx_vips_icc_export($0, $1, "cmyk") }
         #expect(cmyk.bands == 4)
-        var cmykBuffer: UnsafeMutableRawPointer?
-        var cmykLength = 0
-        try #require(ipx_vips_jpegsave(cmyk.pointer, &cmykBuffer, &cmykLength, 85, 0, 1) == 0)
-        let cmykBytes = [UInt8](UnsafeRawBufferPointer(start: try #require(cmykBuffer), count: cmykLength))
-        g_free(cmykBuffer)
+        let cmykBytes = try TestImages.jpeg(cmyk, quality: 85, progressive: false, subsample: true)
         #expect(try decode(cmykBytes, shrink: 2) == nil)
         let small = SourceHeader(width: 80, height: 60)
         #expect(try ScaleOnLoadStep.decodeScaled(bytes, shrink: 4, header: small, deadline: nil) == nil)

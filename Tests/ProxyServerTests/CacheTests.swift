@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import ProxyServer
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyEngine

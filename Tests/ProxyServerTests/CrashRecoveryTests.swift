@@ -7,6 +7,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 @testable import ImageCore
 @testable import ProxyEngine
 #endif

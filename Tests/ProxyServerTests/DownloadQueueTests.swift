@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import ProxyServer
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyEngine

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -89,7 +90,7 @@ import Testing
 
     @Test func bothPathsAnswerEverySequenceAlike() async throws {
         let photo = try TestImages.jpeg(width: 320, height: 240)
-        let origin = FixtureOrigin(["/p.jpg": .image(photo, headers: [("Cache-Control", "max-age=3600")])])
+        let origin = TestOrigin(["/p.jpg": .image(photo, headers: [("Cache-Control", "max-age=3600")])])
         try await origin.run { base in
             var fast = testConfiguration()
             fast.server.headerTimeoutMilliseconds = 5_000

@@ -2,6 +2,7 @@ import CVipsShim
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -12,16 +13,6 @@ import Testing
 /// used), 10-bit depth, a 48 MP phone photo within the defaults, `/info`, and a size refused from the
 /// header alone.
 @Suite(.timeLimit(.minutes(4))) struct HEICSourceTests {
-    static func heic(_ image: ImageCore.VipsImage, quality: Int = 90, bitDepth: Int = 8) throws -> [UInt8] {
-        var buffer: UnsafeMutableRawPointer?
-        var length = 0
-        guard ipx_vips_heicsave_metadata(image.pointer, &buffer, &length, Int32(quality), Int32(bitDepth)) == 0, let buffer else {
-            throw ImagingError.processingFailed
-        }
-        defer { g_free(buffer) }
-        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
-    }
-
     /// 200x100: red on the left half, blue on the right.
     static func halves() throws -> ImageCore.VipsImage {
         var pixels = [UInt8](repeating: 0, count: 200 * 100 * 3)
@@ -34,25 +25,25 @@ import Testing
         return try ImageCore.VipsImage.fromPixels(pixels, width: 200, height: 100, bands: 3)
     }
 
-    static func mean(_ bytes: [UInt8]) throws -> [Double] { try ConformanceImages.meanColour(ImageCore.VipsImage.decode(bytes)) }
+    static func mean(_ bytes: [UInt8]) throws -> [Double] { try TestImages.meanColour(ImageCore.VipsImage.decode(bytes)) }
     static func close(_ a: [Double], _ b: [Double], within tolerance: Double = 6) -> Bool {
         zip(a, b).allSatisfy { abs($0 - $1) <= tolerance }
     }
 
     @Test func orientationProfileAlphaPrimaryImageAndDepth() async throws {
-        let plain = try Self.heic(Self.halves())
+        let plain = try TestImages.heic(Self.halves())
         let rotated = try HEIFBoxes.rotated(plain, quarterTurns: 1)
         let mirrored = try HEIFBoxes.mirrored(plain, axis: 1)
         let mirrorReference = try ImageCore.VipsImage.decode(mirrored)
         // Whichever way the axis reads, libvips' decode and ours must agree, and differ from the plain file.
         let mirrorLeft = try mirrorReference.pixel(x: 20, y: 50)[0] > 200 ? "red" : "blue"
         #expect(mirrorReference.width == 200 && mirrorLeft == "blue", "imir: the halves swap")
-        let p3 = try ConformanceImages.solid(red: 200, green: 60, blue: 40, width: 320, height: 240, profile: "p3")
-        let withProfile = try Self.heic(p3)
-        let alpha = try Self.heic(TestImages.halfTransparent(width: 160, height: 120))
-        let twoImages = try Self.heic(TestImages.animation(width: 160, height: 120, frames: 2))
-        let deep = try Self.heic(p3, bitDepth: 10)
-        let p3Reference = try ConformanceImages.meanColour(p3.producingForTests { ipx_vips_icc_to_srgb($0, $1) })
+        let p3 = try TestImages.solid(red: 200, green: 60, blue: 40, width: 320, height: 240, profile: "p3")
+        let withProfile = try TestImages.heic(p3)
+        let alpha = try TestImages.heic(TestImages.halfTransparent(width: 160, height: 120))
+        let twoImages = try TestImages.heic(TestImages.animation(width: 160, height: 120, frames: 2))
+        let deep = try TestImages.heic(p3, bitDepth: 10)
+        let p3Reference = try TestImages.meanColour(p3.producingForTests { ipx_vips_icc_to_srgb($0, $1) })
         // libvips' own decode applies irot: 100x200, the right half (blue) turned to the top.
         let reference = try ImageCore.VipsImage.decode(rotated)
         #expect(reference.width == 100 && reference.height == 200)
@@ -82,7 +73,7 @@ import Testing
             let deepOutput = try await proxy.image([("url", base + "/deep.heic"), ("w", "100"), ("format", "png")])
             #expect(deepOutput.status == .ok, "\(deepOutput.text)")
             let deepImage = try ImageCore.VipsImage.decode(deepOutput.bytes)
-            let deepColour = try ConformanceImages.meanColour(deepImage)
+            let deepColour = try TestImages.meanColour(deepImage)
             #expect(deepImage.bands == 3 && Self.close(deepColour, reference), "10-bit, to 8-bit sRGB: \(deepColour)")
 
             let transparent = try ImageCore.VipsImage.decode(try await proxy.image([("url", base + "/alpha.heic"), ("w", "80"), ("format", "png")]).bytes)
@@ -94,7 +85,7 @@ import Testing
                 let primary = try await proxy.image([("url", base + "/two.heic"), ("w", "80"), ("format", format)])
                 let decoded = try ImageCore.VipsImage.decodeAllFrames(primary.bytes)
                 #expect(decoded.frames == 1, "\(format): one image, not an animation")
-                let colour = try ConformanceImages.meanColour(decoded)
+                let colour = try TestImages.meanColour(decoded)
                 #expect(colour[0] < 30 && colour[2] > 220, "\(format): the primary image: \(colour)")
             }
             let info = try await proxy.execute(uri: "/info?url=\((base + "/rotated.heic").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", method: .get)
@@ -108,11 +99,11 @@ import Testing
     @Test func a48MegapixelPhoneSizedHEICWithinTheDefaults() async throws {
         let black = try ImageCore.VipsImage.fromPixels(
             [UInt8](repeating: 20, count: 8064 * 6048 * 3), width: 8064, height: 6048, bands: 3)
-        let photo = try Self.heic(black, quality: 50)
+        let photo = try TestImages.heic(black, quality: 50)
         #expect(8064 * 6048 <= ImageTransformer.Settings().maxSourcePixels, "48 MP pass the default limit")
         // A small file whose header declares 16000x16000 (256 MP, within libheif's own limit): refused from
         // the header, before any decoding (its data could not fill such an image).
-        let declaredHuge = try Self.declaring(width: 16000, height: 16000, in: Self.heic(Self.halves()))
+        let declaredHuge = try Self.declaring(width: 16000, height: 16000, in: TestImages.heic(Self.halves()))
         try await withFixtures(["/phone.heic": .image(photo), "/huge.heic": .image(declaredHuge)], configure: {
             $0.fetch.maxSourceBytes = 16 << 20
         }) { proxy, base, _ in

@@ -2,6 +2,7 @@ import CVipsShim
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -13,8 +14,8 @@ import Testing
     /// A progressive grey JPEG whose first DC scan header is repeated `copies` times with no data after
     /// each (every copy would make a decoder walk the whole frame again, fed zeros).
     static func repeatedDCScans(copies: Int) throws -> [UInt8] {
-        let grey = try ConformanceImages.photo(width: 2048, height: 2048).producingForTests { ipx_vips_to_greyscale($0, $1) }
-        let bytes = try ConformanceImages.jpeg(grey, progressive: true, subsample: false, keepMetadata: false)
+        let grey = try TestImages.photo(width: 2048, height: 2048).producingForTests { ipx_vips_to_greyscale($0, $1) }
+        let bytes = try TestImages.jpeg(grey, progressive: true, subsample: false, keepMetadata: false)
         let sos = try #require((0..<(bytes.count - 1)).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xDA })
         let header = Array(bytes[sos..<(sos + 2 + (Int(bytes[sos + 2]) << 8 | Int(bytes[sos + 3])))])
         return Array(bytes[..<sos]) + Array(repeating: header, count: copies).flatMap { $0 } + Array(bytes[sos...])
@@ -29,7 +30,7 @@ import Testing
     }
 
     @Test func hostileFilesAreRefusedBeforeDecoding() async throws {
-        var files: [String: FixtureOrigin.File] = ["/scans.jpg": .image(try Self.repeatedDCScans(copies: 9_000))]
+        var files: [String: TestOrigin.File] = ["/scans.jpg": .image(try Self.repeatedDCScans(copies: 9_000))]
         for type in ["iTXt", "tEXt", "pCAL", "sPLT", "sCAL", "zTXt", "iCCP"] {
             files["/huge-\(type).png"] = .image(Self.hugeChunkPNG(type))
         }
@@ -85,7 +86,7 @@ import Testing
     /// width (1/8 DC path, libjpeg's scaled decode, libvips' loader).
     @Test func scanTricksAreAnsweredWithinASecondOfCPU() async throws {
         let scans = try Self.repeatedDCScans(copies: 9_000)
-        let files: [String: FixtureOrigin.File] = [
+        let files: [String: TestOrigin.File] = [
             "/stray.jpg": .image(Self.inserting([0x00], beforeScansOf: scans, everyScan: false)),
             "/stray-every.jpg": .image(Self.inserting([0x00], beforeScansOf: scans, everyScan: true)),
             "/restart.jpg": .image(Self.inserting([0xFF, 0xD0], beforeScansOf: scans, everyScan: false)),
@@ -107,8 +108,8 @@ import Testing
 
     @Test func theJPEGEighthDecoderStopsAtTheDeadline() throws {
         // A valid progressive file whose DC scans take a while at 1/8: a deadline already passed stops it.
-        let grey = try ConformanceImages.photo(width: 1024, height: 1024).producingForTests { ipx_vips_to_greyscale($0, $1) }
-        let bytes = try ConformanceImages.jpeg(grey, progressive: true, subsample: false, keepMetadata: false)
+        let grey = try TestImages.photo(width: 1024, height: 1024).producingForTests { ipx_vips_to_greyscale($0, $1) }
+        let bytes = try TestImages.jpeg(grey, progressive: true, subsample: false, keepMetadata: false)
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let past = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - 1

@@ -2,6 +2,7 @@ import CVipsShim
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -12,7 +13,7 @@ import Testing
 /// is capped, JXL sources are refused unless `image.allowJXLInput`, and a huge declared size is refused
 /// from the header.
 @Suite(.timeLimit(.minutes(3))) struct JPEGXLTests {
-    static let photo: [UInt8] = try! ConformanceImages.jpeg(ConformanceImages.photo(width: 640, height: 480), progressive: false, subsample: true)
+    static let photo: [UInt8] = try! TestImages.jpeg(TestImages.photo(width: 640, height: 480), progressive: false, subsample: true, keepMetadata: true)
 
     static func meanDifference(_ a: ImageCore.VipsImage, _ b: ImageCore.VipsImage) throws -> Double {
         let (left, right) = (try a.pixels(), try b.pixels())
@@ -67,11 +68,11 @@ import Testing
     }
 
     @Test func jxlSourcesAreRefusedUnlessEnabledAndBoundedByTheirHeader() async throws {
-        let source = try ConformanceImages.photo(width: 400, height: 300).encoded(as: .jxl, quality: 90).bytes
+        let source = try TestImages.photo(width: 400, height: 300).encoded(as: .jxl, quality: 90).bytes
         let flat = try ImageCore.VipsImage.fromPixels([UInt8](repeating: 90, count: 4000 * 4000 * 3), width: 4000, height: 4000, bands: 3)
         // A 4000x4000 file cut to its first 64 bytes: the header (the size) is whole, the pixels are not there.
         let headerOnly = Array(try flat.encoded(as: .jxl).bytes.prefix(64))
-        let files: [String: FixtureOrigin.File] = ["/s.jxl": .image(source), "/huge.jxl": .image(headerOnly)]
+        let files: [String: TestOrigin.File] = ["/s.jxl": .image(source), "/huge.jxl": .image(headerOnly)]
         try await withFixtures(files) { proxy, base, _ in
             let refused = try await proxy.image([("url", base + "/s.jxl"), ("w", "100")])
             #expect(refused.status.code == 415 && refused.text.contains("image.allowJXLInput"), "\(refused.text)")
@@ -86,8 +87,8 @@ import Testing
             #expect(answer.status == .ok, "\(answer.text)")
             let image = try ImageCore.VipsImage.decode(answer.bytes)
             #expect(image.width == 100 && image.height == 75)
-            let reference = try ConformanceImages.meanColour(ImageCore.VipsImage.decode(source))
-            let colour = try ConformanceImages.meanColour(image)
+            let reference = try TestImages.meanColour(ImageCore.VipsImage.decode(source))
+            let colour = try TestImages.meanColour(image)
             #expect(zip(colour, reference).allSatisfy { abs($0 - $1) < 4 }, "\(colour) vs \(reference)")
             let info = try await proxy.execute(uri: "/info?url=\((base + "/s.jxl").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", method: .get)
             #expect(info.text.contains("\"format\":\"jxl\"") && info.text.contains("\"width\":400"), "\(info.text)")

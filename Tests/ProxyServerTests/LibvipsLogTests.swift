@@ -4,6 +4,7 @@ import ImageCore
 import Logging
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import ProxyServer
 @testable import ProxyEngine
@@ -23,7 +24,7 @@ import Testing
         let logger = Logger(label: "proxy", factory: { _ in RecordingLogHandler(store: store) })
         let configuration = testConfiguration()
         defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
-        let origin = FixtureOrigin(["/a.jpg": .jpeg(try TestImages.noiseJPEG(width: 64, height: 48))])
+        let origin = TestOrigin(["/a.jpg": .jpeg(try TestImages.noiseJPEG(width: 64, height: 48))])
         try await origin.run { base in
             try await withProxy(configuration, logger: logger) { proxy, _ in
                 // Every message is read through the sink the server installed; on the code of issue #29

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import ProxyServer
 @testable import ImageCore

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -17,7 +18,7 @@ import Testing
     static let red: [UInt8] = try! TestImages.solid(width: 40, height: 20, red: 255, green: 0, blue: 0).encoded(as: .png).bytes
     static let blue: [UInt8] = try! TestImages.solid(width: 40, height: 20, red: 0, green: 0, blue: 255).encoded(as: .png).bytes
 
-    static func png(_ bytes: [UInt8]) -> FixtureOrigin.File { .init(bytes: bytes, contentType: "image/png") }
+    static func png(_ bytes: [UInt8]) -> TestOrigin.File { .init(bytes: bytes, contentType: "image/png") }
 
     static func overlay(_ base: String, _ path: String = "/logo.png", configure: (inout OverlayPlacement) -> Void = { _ in })
         -> OverlayCatalog.Definition
@@ -50,9 +51,9 @@ import Testing
     /// Runs `body` against a proxy whose overlays point at a live origin (their URLs need its port).
     func withOverlays(
         allowURL: Bool = false, allowText: Bool = false, configure: @escaping @Sendable (inout ProxyConfiguration) -> Void = { _ in },
-        _ body: @Sendable (any TestClientProtocol, String, FixtureOrigin) async throws -> Void
+        _ body: @Sendable (any TestClientProtocol, String, TestOrigin) async throws -> Void
     ) async throws {
-        let origin = FixtureOrigin([
+        let origin = TestOrigin([
             "/base.png": Self.png(Self.base), "/logo.png": Self.png(Self.red),
             "/changing.png": .init(bytes: Self.red, contentType: "image/png", headers: [("Cache-Control", "max-age=1")]),
             "/notimage.png": .init(bytes: Array("hello".utf8), contentType: "image/png"),

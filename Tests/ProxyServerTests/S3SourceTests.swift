@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import ProxyServer
+import TestSupport
 import Testing
 
 @testable import ImageCore

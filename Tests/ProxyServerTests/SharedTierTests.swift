@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -217,9 +218,9 @@ import Testing
     @Test func aKilledOrDamagedStoreCostsNothingButTheTier() async throws {
         try await withObjectStore(buckets: ["images", "cache"]) { store in
             try Self.upload(store)
-            // The sources come from a second, healthy path: a FixtureOrigin, so that only the tier dies.
-            let files = Dictionary(uniqueKeysWithValues: Self.sources.map { ("/" + $0.key, FixtureOrigin.File.jpeg($0.value)) })
-            let origin = FixtureOrigin(files)
+            // The sources come from a second, healthy path: a TestOrigin, so that only the tier dies.
+            let files = Dictionary(uniqueKeysWithValues: Self.sources.map { ("/" + $0.key, TestOrigin.File.jpeg($0.value)) })
+            let origin = TestOrigin(files)
             try await origin.run { base in
                 var configuration = Self.replica(store, prefix: "faults/")
                 configuration.cache.shared.timeoutMilliseconds = 200

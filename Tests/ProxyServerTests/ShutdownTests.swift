@@ -9,6 +9,7 @@ import Glibc
 #endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import TestSupport
 @testable import ImageCore
 @testable import ProxyEngine
 #endif

@@ -52,10 +52,19 @@ public final class TransformMemoryBudget: Sendable {
     ///   the task is cancelled while it waits.
     public func reserve(_ bytes: Int, wait: Duration) async throws -> Int {
         guard capacity > 0 else { return 0 }
-        let id = state.withLock { state in
+        // Admitted at once when it may start now: no timer, no wait.
+        let id = state.withLock { state -> Int? in
+            if admissible(bytes, reserved: state.reserved, largeWaiting: state.largeWaiting) {
+                state.reserved += bytes
+                return nil
+            }
             defer { state.nextID += 1 }
             state.undecided.insert(state.nextID)
             return state.nextID
+        }
+        guard let id else {
+            lender?.lend(bytes)
+            return bytes
         }
         let timeout = Task { [self] in
             guard (try? await Task.sleep(for: wait)) != nil else { return }

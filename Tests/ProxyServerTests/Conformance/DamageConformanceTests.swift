@@ -2,6 +2,7 @@ import CVipsShim
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -38,12 +39,12 @@ import Testing
 
     @Test(arguments: ["444", "420", "grey"])
     func damagedProgressiveJPEGsGetOneAnswerForEveryVariant(layout: String) async throws {
-        var photo = try ConformanceImages.photo(width: 960, height: 720)
+        var photo = try TestImages.photo(width: 960, height: 720)
         if layout == "grey" { photo = try photo.producingForTests { ipx_vips_to_greyscale($0, $1) } }
-        let intact = try ConformanceImages.jpeg(photo, progressive: true, subsample: layout == "420", keepMetadata: false)
+        let intact = try TestImages.jpeg(photo, progressive: true, subsample: layout == "420", keepMetadata: false)
         #expect((JPEGEighthDecoder.image(intact) != nil) == (layout != "420"), "the 1/8 path reads 4:4:4 and grey")
         let cases = Self.damaged(intact)
-        var files: [String: FixtureOrigin.File] = ["/intact.jpg": .image(intact)]
+        var files: [String: TestOrigin.File] = ["/intact.jpg": .image(intact)]
         for (index, damaged) in cases.enumerated() { files["/damaged\(index).jpg"] = .image(damaged.1) }
         try await withFixtures(files) { proxy, base, _ in
             for variant in Self.variants {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -14,13 +15,13 @@ import Testing
 
     /// Runs `body` twice against one cache folder: `restart` false, then true (a new process's view).
     private func withRestart(
-        _ files: [String: FixtureOrigin.File], configure: (inout ProxyConfiguration) -> Void = { _ in },
-        _ body: @Sendable (_ proxy: any TestClientProtocol, _ base: String, _ origin: FixtureOrigin, _ restarted: Bool) async throws -> Void
+        _ files: [String: TestOrigin.File], configure: (inout ProxyConfiguration) -> Void = { _ in },
+        _ body: @Sendable (_ proxy: any TestClientProtocol, _ base: String, _ origin: TestOrigin, _ restarted: Bool) async throws -> Void
     ) async throws {
         var configuration = testConfiguration()
         configure(&configuration)
         defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
-        let origin = FixtureOrigin(files)
+        let origin = TestOrigin(files)
         let final = configuration
         try await origin.run { base in
             try await withProxy(final) { proxy, runtime in
@@ -76,7 +77,7 @@ import Testing
     }
 
     @Test func originNoCacheIsRevalidatedBeforeEveryReuse() async throws {
-        let files: [String: FixtureOrigin.File] = [
+        let files: [String: TestOrigin.File] = [
             "/no-cache.jpg": .image(Self.photo, headers: [("Cache-Control", "no-cache")], etag: "\"v1\""),
             "/no-cache-no-etag.jpg": .image(Self.photo, headers: [("Cache-Control", "public, no-cache")]),
         ]
@@ -103,7 +104,7 @@ import Testing
     }
 
     @Test func mustRevalidateIsPassedOnAndNeverServedStale() async throws {
-        let files: [String: FixtureOrigin.File] = [
+        let files: [String: TestOrigin.File] = [
             "/strict.jpg": .image(Self.photo, headers: [("Cache-Control", "max-age=1, must-revalidate")], etag: "\"s1\""),
             "/proxy-strict.jpg": .image(Self.photo, headers: [("Cache-Control", "max-age=300, proxy-revalidate")]),
         ]

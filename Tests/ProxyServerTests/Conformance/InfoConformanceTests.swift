@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -28,7 +29,7 @@ import Testing
     @Test func framesComeFromTheContainer() async throws {
         #expect(try SourceHeader(reading: Self.webp10k).frames == 10_000)
         #expect(try SourceHeader(reading: Self.gif10k).frames == 10_000, "libvips' GIF count stops at 4097")
-        let files: [String: FixtureOrigin.File] = ["/10k.webp": .image(Self.webp10k), "/10k.gif": .image(Self.gif10k)]
+        let files: [String: TestOrigin.File] = ["/10k.webp": .image(Self.webp10k), "/10k.gif": .image(Self.gif10k)]
         try await withFixtures(files, configure: { $0.image.transformer.maxSourceFrames = 20_000 }) { proxy, base, _ in
             for name in ["/10k.webp", "/10k.gif"] {
                 let (response, info) = try await info(proxy, base + name)
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func framesOverTheLimitAreRefusedBeforeDecoding() async throws {
-        let files: [String: FixtureOrigin.File] = ["/10k.webp": .image(Self.webp10k), "/10k.gif": .image(Self.gif10k)]
+        let files: [String: TestOrigin.File] = ["/10k.webp": .image(Self.webp10k), "/10k.gif": .image(Self.gif10k)]
         try await withFixtures(files) { proxy, base, _ in
             for name in ["/10k.webp", "/10k.gif"] {
                 let (response, _) = try await info(proxy, base + name)
@@ -54,7 +55,7 @@ import Testing
 
     @Test func infoOfAnAnimationMatchesItsFirstFrameAndHeader() async throws {
         let animation = try TestImages.animation(width: 120, height: 80, frames: 6)
-        let files: [String: FixtureOrigin.File] = [
+        let files: [String: TestOrigin.File] = [
             "/a.webp": .image(try animation.encoded(as: .webp).bytes), "/a.gif": .image(try animation.encoded(as: .gif).bytes),
         ]
         try await withFixtures(files) { proxy, base, _ in

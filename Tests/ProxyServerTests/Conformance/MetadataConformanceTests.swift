@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -10,32 +11,32 @@ import Testing
 /// output format and every decode path.
 @Suite(.timeLimit(.minutes(3))) struct MetadataConformanceTests {
     private static func photo() throws -> VipsImage {
-        try ConformanceImages.withCameraMetadata(ConformanceImages.photo(width: 1600, height: 1200))
+        try TestImages.withCameraMetadata(TestImages.photo(width: 1600, height: 1200))
     }
     private static func animation() throws -> VipsImage {
-        try ConformanceImages.withCameraMetadata(TestImages.animation(width: 96, height: 64, frames: 5))
+        try TestImages.withCameraMetadata(TestImages.animation(width: 96, height: 64, frames: 5))
     }
     /// Baseline 4:2:0, the web's usual JPEG: libvips' shrink-on-load path.
-    static let baseline = try! ConformanceImages.jpeg(photo(), progressive: false, subsample: true)
+    static let baseline = try! TestImages.jpeg(photo(), progressive: false, subsample: true, keepMetadata: true)
     /// Progressive 4:4:4: the DC-only 1/8 path whenever 1/8 covers the output.
-    static let progressive = try! ConformanceImages.jpeg(photo(), progressive: true, subsample: false)
-    static let stillWebP = try! ConformanceImages.encodedKeepingMetadata(photo(), as: .webp)
-    static let animatedWebP = try! ConformanceImages.encodedKeepingMetadata(animation(), as: .webp)
+    static let progressive = try! TestImages.jpeg(photo(), progressive: true, subsample: false, keepMetadata: true)
+    static let stillWebP = try! TestImages.encodedKeepingMetadata(photo(), as: .webp)
+    static let animatedWebP = try! TestImages.encodedKeepingMetadata(animation(), as: .webp)
     static let animatedGIF = try! animation().encoded(as: .gif).bytes
 
-    static let files: [String: FixtureOrigin.File] = [
+    static let files: [String: TestOrigin.File] = [
         "/baseline.jpg": .jpeg(baseline), "/progressive.jpg": .jpeg(progressive), "/still.webp": .image(stillWebP),
         "/animated.webp": .image(animatedWebP), "/animated.gif": .image(animatedGIF),
     ]
 
     @Test func theFixturesCarryEveryBlock() throws {
         for (name, bytes) in [("baseline", Self.baseline), ("progressive", Self.progressive), ("webp", Self.stillWebP)] {
-            let exif = ConformanceImages.contains(bytes, Array(ConformanceImages.artist.utf8))
+            let exif = TestImages.contains(bytes, Array(TestImages.artist.utf8))
             #expect(exif, "\(name): EXIF planted")
-            #expect(ConformanceImages.contains(bytes, Array(ConformanceImages.xmpCreator.utf8)), "\(name): XMP planted")
+            #expect(TestImages.contains(bytes, Array(TestImages.xmpCreator.utf8)), "\(name): XMP planted")
         }
-        #expect(ConformanceImages.contains(Self.baseline, Array(ConformanceImages.iptcCaption.utf8)), "IPTC planted")
-        #expect(ConformanceImages.contains(Self.animatedWebP, Array(ConformanceImages.artist.utf8)), "animated WebP EXIF planted")
+        #expect(TestImages.contains(Self.baseline, Array(TestImages.iptcCaption.utf8)), "IPTC planted")
+        #expect(TestImages.contains(Self.animatedWebP, Array(TestImages.artist.utf8)), "animated WebP EXIF planted")
         #expect(JPEGEighthDecoder.image(Self.progressive) != nil, "the progressive source takes the 1/8 path")
         #expect(try SourceHeader(reading: Self.animatedWebP).frames == 5)
     }
@@ -56,9 +57,9 @@ import Testing
                 let response = try await proxy.image([("url", base + source)] + query)
                 #expect(response.status == .ok, "\(source) \(query): \(response.status) \(response.text)")
                 guard response.status == .ok else { continue }
-                let marker = ConformanceImages.metadataMarker(in: response.bytes)
+                let marker = TestImages.metadataMarker(in: response.bytes)
                 #expect(marker == nil, "\(source) \(query): output carries \(marker ?? "")")
-                let fields = try ConformanceImages.metadataFields(of: response.bytes)
+                let fields = try TestImages.metadataFields(of: response.bytes)
                 #expect(fields.isEmpty, "\(source) \(query): decoded output has \(fields)")
             }
             // The placeholder is a few hundred bytes, not kilobytes of EXIF.
@@ -73,7 +74,7 @@ import Testing
                 let response = try await proxy.image([("url", base + source), ("w", "48"), ("format", format)])
                 #expect(response.status == .ok, "\(source) as \(format)")
                 #expect(try VipsImage.decodeAllFrames(response.bytes).frames == 5, "\(source) as \(format) stays animated")
-                let marker = ConformanceImages.metadataMarker(in: response.bytes)
+                let marker = TestImages.metadataMarker(in: response.bytes)
                 #expect(marker == nil, "\(source) as \(format): output carries \(marker ?? "")")
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -41,11 +42,11 @@ import Testing
 
     @Test func everyOrientationOnEveryPathDisplaysUpright() async throws {
         let upright = try Self.upright()
-        var files: [String: FixtureOrigin.File] = [:]
+        var files: [String: TestOrigin.File] = [:]
         for orientation in 1...8 {
             let image = try Self.stored(upright, orientation: orientation)
-            files["/o\(orientation)-baseline.jpg"] = .image(try ConformanceImages.jpeg(image, progressive: false, subsample: true))
-            let progressive = try ConformanceImages.jpeg(image, progressive: true, subsample: false)
+            files["/o\(orientation)-baseline.jpg"] = .image(try TestImages.jpeg(image, progressive: false, subsample: true, keepMetadata: true))
+            let progressive = try TestImages.jpeg(image, progressive: true, subsample: false, keepMetadata: true)
             #expect(JPEGEighthDecoder.image(progressive) != nil)
             files["/o\(orientation)-progressive.jpg"] = .image(progressive)
         }

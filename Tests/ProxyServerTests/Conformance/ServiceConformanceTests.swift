@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import Logging
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyServer
@@ -126,7 +127,7 @@ import Testing
         var configuration = testConfiguration()
         configuration.fetch.maxSourceBytes = 8 << 20
         defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
-        let origin = FixtureOrigin(["/damaged.jpg": .jpeg(damaged)])
+        let origin = TestOrigin(["/damaged.jpg": .jpeg(damaged)])
         let final = configuration
         try await origin.run { base in
             try await withProxy(final, logger: logger) { proxy, _ in

@@ -1,8 +1,7 @@
-import ProxyServer
 import Testing
+import TestSupport
 
 @testable import ImageCore
-@testable import ProxyEngine
 
 /// JPEG shrink-on-load: the factor chosen, and the DC-only decode of progressive JPEGs.
 @Suite struct ShrinkOnLoadTests {

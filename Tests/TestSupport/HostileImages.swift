@@ -1,14 +1,10 @@
-import Foundation
-import ProxyServer
-
 @testable import ImageCore
-@testable import ProxyEngine
 
 /// Inputs built to hurt an image proxy, generated in the tests.
-enum HostileImages {
+public enum HostileImages {
     /// A valid PNG signature and IHDR declaring `width`×`height` RGB, then a tiny IDAT: a few hundred
     /// bytes that would decode to gigabytes.
-    static func hugeDeclaredPNG(width: UInt32, height: UInt32) -> [UInt8] {
+    public static func hugeDeclaredPNG(width: UInt32, height: UInt32) -> [UInt8] {
         func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
             let typeBytes = Array(type.utf8)
             var crc = CRC32()
@@ -22,12 +18,12 @@ enum HostileImages {
             + chunk("IEND", [])
     }
 
-    static let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><rect width="100" height="100" fill="red"/></svg>"#.utf8)
+    public static let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><rect width="100" height="100" fill="red"/></svg>"#.utf8)
 
     /// 300 frames of 4×4: more than `image.maxFrames` keeps, fewer than `image.maxSourceFrames` allows.
-    static let manyFramesGIF: [UInt8] = try! TestImages.animation(width: 4, height: 4, frames: 300).encoded(as: .gif).bytes
+    public static let manyFramesGIF: [UInt8] = try! TestImages.animation(width: 4, height: 4, frames: 300).encoded(as: .gif).bytes
 
-    static func bigEndian(_ value: UInt32) -> [UInt8] {
+    public static func bigEndian(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
     }
 

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import NIOCore
-import ProxyServer
 import Testing
 
 @testable import ImageCore

@@ -4,35 +4,108 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
-import ProxyServer
 import Synchronization
 
 @testable import ImageCore
-@testable import ProxyEngine
 
-/// A real origin HTTP server on 127.0.0.1 (port 0) serving generated images and error cases.
-struct TestOrigin {
+/// The one origin harness of the tests: a real HTTP server on 127.0.0.1 (port 0). `TestOrigin()` serves
+/// generated images and error cases (slow, huge, redirects, ranges, flaky, ...); `TestOrigin(files)`
+/// serves a fixed set of files instead, each with its own headers, answering `If-None-Match` with 304
+/// when the file has an ETag. Both count the requests they receive (``Hits``).
+public struct TestOrigin: Sendable {
     /// Requests received per path.
-    final class Hits: Sendable {
+    public final class Hits: Sendable {
         private let counts = Mutex<[String: Int]>([:])
         private let events = Mutex<[String]>([])
-        func record(_ path: String) {
+        public init() {}
+        public func record(_ path: String) {
             counts.withLock { $0[path, default: 0] += 1 }
             note(path)
         }
-        func count(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
+        public func count(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
         /// Counts an event under `name` without logging it.
-        func bump(_ name: String) { counts.withLock { $0[name, default: 0] += 1 } }
+        public func bump(_ name: String) { counts.withLock { $0[name, default: 0] += 1 } }
         /// Appends to the event log (every request path in arrival order, plus route-specific events).
-        func note(_ event: String) { events.withLock { $0.append(event) } }
+        public func note(_ event: String) { events.withLock { $0.append(event) } }
         /// The event log so far.
-        var log: [String] { events.withLock { $0 } }
+        public var log: [String] { events.withLock { $0 } }
     }
 
-    static let jpeg = try! TestImages.jpeg()
+    /// One file of a fixture origin.
+    public struct File: Sendable {
+        public var bytes: [UInt8]
+        public var contentType: String
+        /// Extra response headers (e.g. `Cache-Control`).
+        public var headers: [(String, String)] = []
+        /// The ETag, when the origin gives one (then conditional requests get 304).
+        public var etag: String?
+
+        public init(bytes: [UInt8], contentType: String, headers: [(String, String)] = [], etag: String? = nil) {
+            self.bytes = bytes
+            self.contentType = contentType
+            self.headers = headers
+            self.etag = etag
+        }
+    }
+
+    /// Files that take the place of `files` from the moment they are set (a source that changes at its origin).
+    public final class Replacements: Sendable {
+        private let files = Mutex<[String: File]>([:])
+        public func set(_ path: String, _ file: File) { files.withLock { $0[path] = file } }
+        func file(_ path: String) -> File? { files.withLock { $0[path] } }
+    }
+
+    /// The fixture files (nil: the generated images and error cases).
+    public let files: [String: File]?
+    public let hits = Hits()
+    /// Fixture files replaced while the origin runs.
+    public let replacements = Replacements()
+
+    /// The origin of generated images and error cases.
+    public init() { files = nil }
+
+    /// An origin serving `files` (path to file).
+    public init(_ files: [String: File]) { self.files = files }
+
+    /// Runs `body` with the origin live; `base` is `http://127.0.0.1:<port>`.
+    public func run<Value: Sendable>(_ body: @Sendable (_ base: String) async throws -> Value) async throws -> Value {
+        try await makeApplication().test(.live) { client in try await body("http://127.0.0.1:\(client.port!)") }
+    }
+
+    /// The origin's application, to start with HummingbirdTesting.
+    public func makeApplication() -> some ApplicationProtocol {
+        let router = Router()
+        if let files { addFiles(files, to: router) } else { addGeneratedRoutes(to: router) }
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            logger: Logger(label: "test-origin", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    private func addFiles(_ files: [String: File], to router: Router<BasicRequestContext>) {
+        let hits = self.hits, replacements = self.replacements
+        router.get("/**") { request, _ -> Response in
+            let path = request.uri.path
+            guard let file = replacements.file(path) ?? files[path] else { return Response(status: .notFound) }
+            var headers = HTTPFields()
+            headers[.contentType] = file.contentType
+            for (name, value) in file.headers { headers[HTTPField.Name(name)!] = value }
+            if let etag = file.etag {
+                headers[.eTag] = etag
+                if let condition = request.headers[.ifNoneMatch] {
+                    hits.record("conditional:" + path)
+                    if condition == etag { return Response(status: .notModified, headers: headers) }
+                }
+            }
+            hits.record(path)
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: file.bytes)))
+        }
+    }
+
+    public static let jpeg = try! TestImages.jpeg()
     static let alphaPNG = try! TestImages.halfTransparent(width: 400, height: 300).encoded(as: .png).bytes
     static let webp = try! TestImages.gradient(width: 640, height: 480).encoded(as: .webp).bytes
-    static let rotatedJPEG = try! TestImages.rotatedJPEG()
+    public static let rotatedJPEG = try! TestImages.rotatedJPEG()
     static let edgePNG = try! TestImages.edge(width: 200, height: 100).encoded(as: .png).bytes
     static let busyPNG = try! TestImages.busyOnTheRight(width: 400, height: 200).encoded(as: .png).bytes
     static let borderedPNG = try! TestImages.bordered(innerWidth: 100, innerHeight: 60, border: 20).encoded(as: .png).bytes
@@ -40,17 +113,14 @@ struct TestOrigin {
     static let solidPNG = try! TestImages.solid(width: 300, height: 150, red: 220, green: 40, blue: 40).encoded(as: .png).bytes
     static let gradientPNG = try! TestImages.gradient(width: 800, height: 600).encoded(as: .png).bytes
 
-    let hits = Hits()
-
     /// A large JPEG for `/ranged.jpg`.
-    static let noiseJPEG = try! TestImages.noiseJPEG()
+    public static let noiseJPEG = try! TestImages.noiseJPEG()
     static let rangedETag = "\"ranged-v1\""
 
     /// Bytes of the streamed `/huge` body (sent chunked, without Content-Length).
     static let hugeBytes = 2 * 1024 * 1024
 
-    func makeApplication() -> some ApplicationProtocol {
-        let router = Router()
+    private func addGeneratedRoutes(to router: Router<BasicRequestContext>) {
         let hits = self.hits
         router.add(middleware: HitCounter(hits: hits))
         @Sendable func image(_ bytes: [UInt8], type: String) -> Response {
@@ -201,10 +271,6 @@ struct TestOrigin {
         router.get("/redirect") { _, _ in Response(status: .found, headers: [.location: "/photo.jpg"]) }
         router.get("/redirect-ftp") { _, _ in Response(status: .found, headers: [.location: "ftp://127.0.0.1/x.jpg"]) }
         router.get("/redirect-loop") { _, _ in Response(status: .found, headers: [.location: "/redirect-loop"]) }
-        return Application(
-            router: router,
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            logger: Logger(label: "test-origin", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
 
     struct HitCounter<Context: RequestContext>: RouterMiddleware {
@@ -219,78 +285,3 @@ struct TestOrigin {
     }
 }
 
-/// A proxy configuration for tests: loopback sources allowed, short timeouts, no retries, a fresh
-/// temporary cache folder.
-func testConfiguration() -> ProxyConfiguration {
-    var configuration = ProxyConfiguration()
-    configuration.bind = ListenAddress(host: "127.0.0.1", port: 0)
-    configuration.fetch.policy.allowLoopback = true
-    configuration.fetch.timeoutMilliseconds = 1000
-    configuration.fetch.maxSourceBytes = 1024 * 1024
-    configuration.fetch.retries = 0
-    configuration.cache.disk.directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("imageproxy-test-\(UUID().uuidString)").path
-    configuration.cache.freshness.minTTL = 0
-    return configuration
-}
-
-/// Runs `body` with a live origin and a live proxy (configured by `configure`), both on 127.0.0.1:0.
-/// The cache folder is removed afterwards.
-func withOriginAndProxy<Value: Sendable>(
-    configure: (inout ProxyConfiguration) -> Void = { _ in },
-    _ body: @Sendable (_ proxy: any TestClientProtocol, _ origin: String, _ hits: TestOrigin.Hits) async throws -> Value
-) async throws -> Value {
-    try await withOriginAndRuntime(configure: configure) { proxy, origin, hits, _ in try await body(proxy, origin, hits) }
-}
-
-/// Runs `body` with a live proxy built from `configuration` (the cache folder is kept, so a second
-/// call with the same configuration is a restart).
-func withProxy<Value: Sendable>(
-    _ configuration: ProxyConfiguration, accessLogger: Logger? = nil,
-    logger: Logger = Logger(label: "test-proxy", factory: { _ in SwiftLogNoOpLogHandler() }),
-    _ body: @Sendable (_ proxy: any TestClientProtocol, _ runtime: ProxyRuntime) async throws -> Value
-) async throws -> Value {
-    let runtime = try ProxyRuntime(configuration: configuration, logger: logger, accessLogger: accessLogger)
-    let proxy = ProxyApplication.make(runtime: runtime, logger: logger)
-    return try await proxy.test(.live) { client in try await body(client, runtime) }
-}
-
-extension TestClientProtocol {
-    /// GET `/img` with the given query (values percent-encoded here).
-    func image(_ parameters: [(String, String)], headers: HTTPFields = [:]) async throws -> TestResponse {
-        let query = parameters.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.1)" }
-            .joined(separator: "&")
-        return try await execute(uri: "/img?\(query)", method: .get, headers: headers, body: nil)
-    }
-}
-
-extension TestResponse {
-    var text: String { String(buffer: body) }
-    var bytes: [UInt8] { Array(buffer: body) }
-}
-
-/// Like ``withOriginAndProxy(configure:_:)``, with the proxy's runtime (its metrics and queues) too.
-func withOriginAndRuntime<Value: Sendable>(
-    configure: (inout ProxyConfiguration) -> Void = { _ in },
-    _ body: @Sendable (_ proxy: any TestClientProtocol, _ origin: String, _ hits: TestOrigin.Hits, _ runtime: ProxyRuntime) async throws -> Value
-) async throws -> Value {
-    var configuration = testConfiguration()
-    configure(&configuration)
-    defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
-    let origin = TestOrigin()
-    let finalConfiguration = configuration
-    return try await origin.makeApplication().test(.live) { originClient in
-        let base = "http://127.0.0.1:\(originClient.port!)"
-        return try await withProxy(finalConfiguration) { client, runtime in try await body(client, base, origin.hits, runtime) }
-    }
-}
-
-/// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async throws -> Bool {
-    let end = ContinuousClock.now + timeout
-    while ContinuousClock.now < end {
-        if condition() { return true }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}

@@ -1,14 +1,14 @@
 import CVipsShim
 import Foundation
-import HTTPTypes
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import ImageCore
-@testable import ProxyServer
 @testable import ProxyEngine
 
-/// `image.maxTransformBytes`: transforms reserve their estimated working set before decoding.
+/// `image.maxTransformBytes` at the transform pool's admission: transforms reserve their estimated working
+/// set before they take a thread, and the process's peak memory stays within what they reserved.
 @Suite(.timeLimit(.minutes(1))) struct TransformMemoryBudgetTests {
     @Test func reservationsWaitForMemory() async throws {
         let budget = TransformMemoryBudget(capacity: 100)
@@ -101,53 +101,6 @@ import Testing
         #expect(pool.memoryBudget.reservedBytes == 0)
     }
 
-    @Test func theEstimateFollowsShrinkOnLoad() throws {
-        let header = try SourceHeader(reading: TestImages.jpeg(width: 4000, height: 3000))
-        let small = ResizeBox(width: 200, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
-        let large = ResizeBox(width: 3000, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
-        #expect(small < 4 * 4000 * 3000 / 16, "a 200 px thumbnail decodes at 1/8: \(small)")
-        #expect(large >= 2 * 4 * 4000 * 3000, "a 3000 px one decodes whole: \(large)")
-        var enlarged = ResizeBox(width: 4096, height: nil, fit: .contain)
-        enlarged.enlarge = true
-        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .jpeg) < 200_000_000, "one side given: the other from the aspect")
-    }
-
-    @Test func theEstimateCountsLibjpegsCoefficientBufferForProgressiveFiles() throws {
-        let picture = try TestImages.gradient(width: 800, height: 600)
-        let baseline = try SourceHeader(reading: ConformanceImages.jpeg(picture, progressive: false, subsample: true))
-        let progressive420 = try SourceHeader(reading: ConformanceImages.jpeg(picture, progressive: true, subsample: true))
-        let progressive444 = try SourceHeader(reading: ConformanceImages.jpeg(picture, progressive: true, subsample: false))
-        #expect(baseline.jpegCoefficientBytes == 0 && !baseline.jpegEighthDecodable, "one interleaved scan: decoded row by row")
-        // libjpeg keeps 128 bytes per 8x8 block of each component, rows and columns padded to whole MCUs:
-        // 4:2:0 luma 100x76 blocks (16-row MCUs), each chroma 50x38; 4:4:4 three planes of 100x75.
-        #expect(progressive420.jpegCoefficientBytes == (100 * 76 + 2 * 50 * 38) * 128)
-        #expect(!progressive420.jpegEighthDecodable, "subsampled chroma: libjpeg's path")
-        #expect(progressive444.jpegCoefficientBytes == 3 * 100 * 75 * 128)
-        #expect(progressive444.jpegEighthDecodable)
-        #expect(try SourceHeader(reading: TestImages.gradient(width: 800, height: 600).encoded(as: .png).bytes).jpegCoefficientBytes == 0)
-        // Four components (CMYK): uniform sampling, but not the DC decoder's kind; libjpeg keeps four planes.
-        let cmyk = try SourceHeader(
-            reading: ConformanceImages.jpeg(
-                ConformanceImages.solid(red: 200, green: 80, blue: 40, width: 800, height: 600, profile: "cmyk"),
-                progressive: true, subsample: false))
-        #expect(cmyk.jpegCoefficientBytes == 4 * 100 * 75 * 128 && !cmyk.jpegEighthDecodable)
-
-        let thumbnail = ResizeBox(width: 50, height: nil, fit: .contain)
-        let medium = ResizeBox(width: 400, height: nil, fit: .contain)
-        func estimate(_ step: ResizeBox, _ header: SourceHeader) -> Int { step.estimatedWorkingSetBytes(for: header, format: .jpeg) }
-        // 1/16 of the width: with its DC-only image in hand, the 4:4:4 file needs no coefficient buffer;
-        // before that, the buffer is counted (the DC decoder may decline the file).
-        #expect(thumbnail.estimatedWorkingSetBytes(for: progressive444, format: .jpeg, eighthDecoded: true) == estimate(thumbnail, baseline))
-        #expect(estimate(thumbnail, progressive444) == estimate(thumbnail, baseline) + progressive444.jpegCoefficientBytes)
-        #expect(thumbnail.mayDecodeEighth(for: progressive444, format: .jpeg) && !medium.mayDecodeEighth(for: progressive444, format: .jpeg))
-        #expect(estimate(thumbnail, progressive420) == estimate(thumbnail, baseline) + progressive420.jpegCoefficientBytes)
-        #expect(estimate(thumbnail, cmyk) == estimate(thumbnail, baseline) + cmyk.jpegCoefficientBytes)
-        #expect(estimate(medium, progressive444) == estimate(medium, baseline) + progressive444.jpegCoefficientBytes)
-        var cropped = medium
-        cropped.crop = try #require(CropRectangle(parameter: "0,0,400,300"))
-        #expect(estimate(cropped, progressive444) == estimate(cropped, baseline) + progressive444.jpegCoefficientBytes)
-    }
-
     /// A transform through a one-thread pool whose 1 GiB budget lends to `lender`, as the service runs it.
     static func transform(
         _ source: [UInt8], _ request: ImageRequest, _ choice: FormatChoice, _ transformer: ImageTransformer,
@@ -182,7 +135,7 @@ import Testing
         let small = try TestImages.gradient(width: 300, height: 300)
         let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 6000, 6000, 3, -1, 0) }
             .producingForTests { ipx_vips_copy_memory($0, $1) }
-        let plain = try ConformanceImages.jpeg(large, progressive: true, subsample: false, keepMetadata: false)
+        let plain = try TestImages.jpeg(large, progressive: true, subsample: false, keepMetadata: false)
         let adobe: [UInt8] = [0xFF, 0xEE, 0x00, 0x0E] + Array("Adobe".utf8) + [0x00, 0x64, 0x00, 0x00, 0x00, 0x00, 0x00]
         let declined = Array(plain[..<2]) + adobe + Array(plain[2...])
         let header = try SourceHeader(reading: declined)
@@ -233,7 +186,7 @@ import Testing
         let small = try TestImages.gradient(width: 256, height: 256)
         let large = try small.producingForTests { ipx_vips_thumbnail_image($0, $1, 3000, 3000, 3, -1, 0) }
             .producingForTests { ipx_vips_copy_memory($0, $1) }
-        let source = try HEICSourceTests.heic(large, quality: 60)
+        let source = try TestImages.heic(large, quality: 60)
         let request = try ImageRequest(query: [("url", "http://example.com/a.heic"), ("w", "300")], limits: .init(maxDimension: 4096))
         let lender = PeakLender()
         let transformer = ImageTransformer(maxSourcePixels: 50_000_000, encoding: EncodingSettings())
@@ -244,33 +197,5 @@ import Testing
         let peak = try Self.statusKilobytes("VmHWM") * 1024
         #expect(try VipsImage.decode(encoded.bytes).width == 300)
         #expect(peak - before <= lender.peak, "RSS grew \(peak - before) bytes, reserved \(lender.peak)")
-    }
-
-    @Test func aWebPIsEstimatedAtTheScaleLibwebpDecodesIt() throws {
-        let header = try SourceHeader(reading: TestImages.gradient(width: 2000, height: 2000).encoded(as: .webp).bytes)
-        let thumbnail = ResizeBox(width: 200, height: nil, fit: .contain)
-        let webp = thumbnail.estimatedWorkingSetBytes(for: header, format: .webp)
-        let png = thumbnail.estimatedWorkingSetBytes(for: header, format: .png)
-        // Decoded at 200x200 (4 bytes a pixel, decode + intermediate + output) plus libwebp's own buffers.
-        #expect(webp == 3 * 4 * 200 * 200 + ResizeBox.webpDecoderBytes)
-        #expect(png >= 2 * 4 * 2000 * 2000, "no shrink on load: the whole image")
-        // Enlarging past the source: the decode stops at the source's size.
-        var enlarged = ResizeBox(width: 4000, height: nil, fit: .contain)
-        enlarged.enlarge = true
-        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .webp) == 4 * (2 * 2001 * 2001 + 4000 * 4000) + ResizeBox.webpDecoderBytes)
-    }
-
-    @Test func aSourceNeedingMoreThanTheBudgetIsServedAlone() async throws {
-        let big = try TestImages.gradient(width: 1600, height: 1200).encoded(as: .png).bytes
-        let small = try TestImages.gradient(width: 200, height: 150).encoded(as: .png).bytes
-        let files: [String: FixtureOrigin.File] = ["/big.png": .image(big), "/small.png": .image(small)]
-        try await withFixtures(files, configure: { $0.image.transformer.maxTransformBytes = 4 << 20 }) { proxy, base, _ in
-            // 1600x1200 needs ~15 MB by its estimate, more than the 4 MiB budget: it runs alone and is served.
-            let large = try await proxy.image([("url", base + "/big.png"), ("w", "100")])
-            #expect(large.status == .ok)
-            #expect(try VipsImage.decode(large.bytes).width == 100)
-            let served = try await proxy.image([("url", base + "/small.png"), ("w", "100")])
-            #expect(served.status == .ok)
-        }
     }
 }

@@ -1,4 +1,3 @@
-import ProxyServer
 import Testing
 
 @testable import ImageCore

@@ -2,20 +2,18 @@ import CVipsShim
 import Foundation
 
 @testable import ImageCore
-@testable import ProxyServer
-@testable import ProxyEngine
 
 /// Sources for the conformance suite, generated with libvips: camera-style metadata, colour profiles,
 /// EXIF orientations, damage.
-enum ConformanceImages {
+extension TestImages {
     /// Strings planted in the metadata blocks: none may appear in any output.
-    static let artist = "ConformanceArtist-9f3a"
-    static let xmpCreator = "ConformanceXMP-7c1e"
-    static let iptcCaption = "ConformanceIPTC-51d2"
-    static let comment = "ConformanceComment-2b8e"
+    public static let artist = "ConformanceArtist-9f3a"
+    public static let xmpCreator = "ConformanceXMP-7c1e"
+    public static let iptcCaption = "ConformanceIPTC-51d2"
+    public static let comment = "ConformanceComment-2b8e"
     /// Byte strings that only metadata blocks carry (EXIF header, XMP namespace, Photoshop IRB, ICC
     /// signature and the planted values).
-    static let forbiddenMarkers: [(String, [UInt8])] = [
+    public static let forbiddenMarkers: [(String, [UInt8])] = [
         ("artist", Array(artist.utf8)), ("xmp creator", Array(xmpCreator.utf8)), ("iptc caption", Array(iptcCaption.utf8)),
         ("comment", Array(comment.utf8)), ("Exif header", Array("Exif\0\0".utf8)),
         ("XMP namespace", Array("http://ns.adobe.com/xap/1.0/".utf8)), ("Photoshop IRB", Array("Photoshop 3.0".utf8)),
@@ -23,7 +21,7 @@ enum ConformanceImages {
     ]
 
     /// An EXIF block (with its `Exif\0\0` header): IFD0 with Artist and a GPS IFD with a latitude.
-    static func exifBlob() -> [UInt8] {
+    public static func exifBlob() -> [UInt8] {
         var tiff: [UInt8] = Array("II".utf8) + le16(42) + le32(8)
         let artistBytes = Array(artist.utf8) + [0]
         let ifd0 = 8, gpsIFD = ifd0 + 2 + 2 * 12 + 4, artistOffset = gpsIFD + 2 + 2 * 12 + 4
@@ -46,14 +44,14 @@ enum ConformanceImages {
         return Array("Exif\0\0".utf8) + tiff
     }
 
-    static func xmpPacket() -> [UInt8] {
+    public static func xmpPacket() -> [UInt8] {
         Array(("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">"
             + "<rdf:Description xmlns:dc=\"http://purl.org/dc/elements/1.1/\" dc:creator=\"\(xmpCreator)\"/>"
             + "</rdf:RDF></x:xmpmeta>").utf8)
     }
 
     /// A Photoshop IRB holding one IPTC record (2:120 caption).
-    static func iptcBlob() -> [UInt8] {
+    public static func iptcBlob() -> [UInt8] {
         let caption = Array(iptcCaption.utf8)
         var record: [UInt8] = [0x1C, 0x02, 0x78] + be16(UInt16(caption.count)) + caption
         if record.count % 2 == 1 { record.append(0) }
@@ -61,7 +59,7 @@ enum ConformanceImages {
     }
 
     /// `image` with EXIF (Artist, GPS), XMP, IPTC and a comment attached (written by the savers).
-    static func withCameraMetadata(_ image: ImageCore.VipsImage) throws -> ImageCore.VipsImage {
+    public static func withCameraMetadata(_ image: ImageCore.VipsImage) throws -> ImageCore.VipsImage {
         var result = try image.settingBlob("exif-data", exifBlob())
         result = try result.settingBlob("xmp-data", xmpPacket())
         result = try result.settingBlob("iptc-data", iptcBlob())
@@ -69,7 +67,7 @@ enum ConformanceImages {
     }
 
     /// A detailed photo-like RGB image (gradient plus texture), `width`×`height`.
-    static func photo(width: Int, height: Int) throws -> ImageCore.VipsImage {
+    public static func photo(width: Int, height: Int) throws -> ImageCore.VipsImage {
         var pixels = [UInt8](repeating: 0, count: width * height * 3)
         for y in 0..<height {
             for x in 0..<width {
@@ -83,19 +81,8 @@ enum ConformanceImages {
         return try ImageCore.VipsImage.fromPixels(pixels, width: width, height: height, bands: 3)
     }
 
-    /// A JPEG written with libjpeg's layout choices: `progressive` (interlaced), `subsample` (4:2:0).
-    static func jpeg(_ image: ImageCore.VipsImage, progressive: Bool, subsample: Bool, quality: Int = 88, keepMetadata: Bool = true) throws -> [UInt8] {
-        var buffer: UnsafeMutableRawPointer?
-        var length = 0
-        let status = ipx_vips_jpegsave_metadata(
-            image.pointer, &buffer, &length, Int32(quality), progressive ? 1 : 0, subsample ? 1 : 0, keepMetadata ? 1 : 0)
-        guard status == 0, let buffer else { throw ImagingError.processingFailed }
-        defer { g_free(buffer) }
-        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
-    }
-
     /// A still WebP or PNG keeping the image's metadata and profile.
-    static func encodedKeepingMetadata(_ image: ImageCore.VipsImage, as format: OutputFormat) throws -> [UInt8] {
+    public static func encodedKeepingMetadata(_ image: ImageCore.VipsImage, as format: OutputFormat) throws -> [UInt8] {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         let status: Int32 = switch format {
@@ -110,21 +97,21 @@ enum ConformanceImages {
 
     /// A solid sRGB colour converted into `profile` (a file path or libvips' built-in `p3`, `cmyk`),
     /// the profile attached: its numbers are not sRGB any more.
-    static func solid(red: UInt8, green: UInt8, blue: UInt8, width: Int, height: Int, profile: String) throws -> ImageCore.VipsImage {
+    public static func solid(red: UInt8, green: UInt8, blue: UInt8, width: Int, height: Int, profile: String) throws -> ImageCore.VipsImage {
         let srgb = try TestImages.solid(width: width, height: height, red: red, green: green, blue: blue)
         return try srgb.producingForTests { ipx_vips_icc_export($0, $1, profile) }
     }
 
     /// The reference colour of a source with a profile: libvips' `icc_transform` to sRGB of the full
     /// decode, the mean of each band.
-    static func referenceColour(of bytes: [UInt8]) throws -> [Double] {
+    public static func referenceColour(of bytes: [UInt8]) throws -> [Double] {
         let decoded = try ImageCore.VipsImage.decode(bytes)
         let srgb = try decoded.producingForTests { ipx_vips_icc_to_srgb($0, $1) }
         return try meanColour(srgb)
     }
 
     /// The mean of each of the first three bands (grey images repeated).
-    static func meanColour(_ image: ImageCore.VipsImage) throws -> [Double] {
+    public static func meanColour(_ image: ImageCore.VipsImage) throws -> [Double] {
         let pixels = try image.pixels()
         let bands = image.bands
         var sums = [Double](repeating: 0, count: bands)
@@ -134,7 +121,7 @@ enum ConformanceImages {
     }
 
     /// Metadata fields of a decoded output that carry metadata (EXIF, XMP, IPTC, ICC, comments).
-    static func metadataFields(of bytes: [UInt8]) throws -> [String] {
+    public static func metadataFields(of bytes: [UInt8]) throws -> [String] {
         let image = try ImageCore.VipsImage.decode(bytes)
         var names = [CChar](repeating: 0, count: 8192)
         _ = ipx_vips_metadata_fields(image.pointer, &names, names.count)
@@ -145,11 +132,11 @@ enum ConformanceImages {
     }
 
     /// The first metadata marker found in `bytes`, if any.
-    static func metadataMarker(in bytes: [UInt8]) -> String? {
+    public static func metadataMarker(in bytes: [UInt8]) -> String? {
         forbiddenMarkers.first { contains(bytes, $0.1) }?.0
     }
 
-    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    public static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard needle.count <= haystack.count, let first = needle.first else { return false }
         var index = 0
         while index <= haystack.count - needle.count {
@@ -167,29 +154,29 @@ enum ConformanceImages {
 
 extension ImageCore.VipsImage {
     /// A copy with a blob field set.
-    func settingBlob(_ name: String, _ bytes: [UInt8]) throws -> ImageCore.VipsImage {
+    public func settingBlob(_ name: String, _ bytes: [UInt8]) throws -> ImageCore.VipsImage {
         try producingForTests { input, output in
             bytes.withUnsafeBytes { ipx_vips_copy_with_blob(input, output, name, $0.baseAddress, $0.count) }
         }
     }
 
     /// A copy with a string field set.
-    func settingString(_ name: String, _ value: String) throws -> ImageCore.VipsImage {
+    public func settingString(_ name: String, _ value: String) throws -> ImageCore.VipsImage {
         try producingForTests { ipx_vips_copy_with_string($0, $1, name, value) }
     }
 
     /// Rotated by quarter turns clockwise (1...3).
-    func rotated(quarterTurns: Int) throws -> ImageCore.VipsImage {
+    public func rotated(quarterTurns: Int) throws -> ImageCore.VipsImage {
         try producingForTests { ipx_vips_rotate($0, $1, Int32(quarterTurns)) }
     }
 
     /// Mirrored left-right.
-    func mirrored() throws -> ImageCore.VipsImage {
+    public func mirrored() throws -> ImageCore.VipsImage {
         try producingForTests { ipx_vips_mirror($0, $1, 1) }
     }
 
     /// Runs a libvips operation producing a new image (for fixtures).
-    func producingForTests(
+    public func producingForTests(
         _ operation: (UnsafeMutablePointer<_VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<_VipsImage>?>) -> Int32
     ) throws -> ImageCore.VipsImage {
         var output: UnsafeMutablePointer<_VipsImage>?
@@ -204,7 +191,7 @@ extension ImageCore.VipsImage {
     }
 }
 
-struct FixtureError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { "libvips: \(message)" }
+public struct FixtureError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { "libvips: \(message)" }
 }

@@ -1,6 +1,6 @@
 import CVipsShim
-import ProxyServer
 import Testing
+import TestSupport
 
 @testable import ImageCore
 

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import ImageCore
 @testable import ProxyEngine

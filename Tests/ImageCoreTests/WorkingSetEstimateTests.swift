@@ -1,0 +1,69 @@
+import Testing
+import TestSupport
+
+@testable import ImageCore
+
+/// The working set a transform reserves, estimated from the header before anything is decoded
+/// (``ResizeBox/estimatedWorkingSetBytes(for:format:eighthDecoded:)``): it follows the decoder that runs.
+@Suite struct WorkingSetEstimateTests {
+    @Test func theEstimateFollowsShrinkOnLoad() throws {
+        let header = try SourceHeader(reading: TestImages.jpeg(width: 4000, height: 3000))
+        let small = ResizeBox(width: 200, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
+        let large = ResizeBox(width: 3000, height: nil, fit: .contain).estimatedWorkingSetBytes(for: header, format: .jpeg)
+        #expect(small < 4 * 4000 * 3000 / 16, "a 200 px thumbnail decodes at 1/8: \(small)")
+        #expect(large >= 2 * 4 * 4000 * 3000, "a 3000 px one decodes whole: \(large)")
+        var enlarged = ResizeBox(width: 4096, height: nil, fit: .contain)
+        enlarged.enlarge = true
+        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .jpeg) < 200_000_000, "one side given: the other from the aspect")
+    }
+
+    @Test func theEstimateCountsLibjpegsCoefficientBufferForProgressiveFiles() throws {
+        let picture = try TestImages.gradient(width: 800, height: 600)
+        let baseline = try SourceHeader(reading: TestImages.jpeg(picture, progressive: false, subsample: true, keepMetadata: true))
+        let progressive420 = try SourceHeader(reading: TestImages.jpeg(picture, progressive: true, subsample: true, keepMetadata: true))
+        let progressive444 = try SourceHeader(reading: TestImages.jpeg(picture, progressive: true, subsample: false, keepMetadata: true))
+        #expect(baseline.jpegCoefficientBytes == 0 && !baseline.jpegEighthDecodable, "one interleaved scan: decoded row by row")
+        // libjpeg keeps 128 bytes per 8x8 block of each component, rows and columns padded to whole MCUs:
+        // 4:2:0 luma 100x76 blocks (16-row MCUs), each chroma 50x38; 4:4:4 three planes of 100x75.
+        #expect(progressive420.jpegCoefficientBytes == (100 * 76 + 2 * 50 * 38) * 128)
+        #expect(!progressive420.jpegEighthDecodable, "subsampled chroma: libjpeg's path")
+        #expect(progressive444.jpegCoefficientBytes == 3 * 100 * 75 * 128)
+        #expect(progressive444.jpegEighthDecodable)
+        #expect(try SourceHeader(reading: TestImages.gradient(width: 800, height: 600).encoded(as: .png).bytes).jpegCoefficientBytes == 0)
+        // Four components (CMYK): uniform sampling, but not the DC decoder's kind; libjpeg keeps four planes.
+        let cmyk = try SourceHeader(
+            reading: TestImages.jpeg(
+                TestImages.solid(red: 200, green: 80, blue: 40, width: 800, height: 600, profile: "cmyk"),
+                progressive: true, subsample: false, keepMetadata: true))
+        #expect(cmyk.jpegCoefficientBytes == 4 * 100 * 75 * 128 && !cmyk.jpegEighthDecodable)
+
+        let thumbnail = ResizeBox(width: 50, height: nil, fit: .contain)
+        let medium = ResizeBox(width: 400, height: nil, fit: .contain)
+        func estimate(_ step: ResizeBox, _ header: SourceHeader) -> Int { step.estimatedWorkingSetBytes(for: header, format: .jpeg) }
+        // 1/16 of the width: with its DC-only image in hand, the 4:4:4 file needs no coefficient buffer;
+        // before that, the buffer is counted (the DC decoder may decline the file).
+        #expect(thumbnail.estimatedWorkingSetBytes(for: progressive444, format: .jpeg, eighthDecoded: true) == estimate(thumbnail, baseline))
+        #expect(estimate(thumbnail, progressive444) == estimate(thumbnail, baseline) + progressive444.jpegCoefficientBytes)
+        #expect(thumbnail.mayDecodeEighth(for: progressive444, format: .jpeg) && !medium.mayDecodeEighth(for: progressive444, format: .jpeg))
+        #expect(estimate(thumbnail, progressive420) == estimate(thumbnail, baseline) + progressive420.jpegCoefficientBytes)
+        #expect(estimate(thumbnail, cmyk) == estimate(thumbnail, baseline) + cmyk.jpegCoefficientBytes)
+        #expect(estimate(medium, progressive444) == estimate(medium, baseline) + progressive444.jpegCoefficientBytes)
+        var cropped = medium
+        cropped.crop = try #require(CropRectangle(parameter: "0,0,400,300"))
+        #expect(estimate(cropped, progressive444) == estimate(cropped, baseline) + progressive444.jpegCoefficientBytes)
+    }
+
+    @Test func aWebPIsEstimatedAtTheScaleLibwebpDecodesIt() throws {
+        let header = try SourceHeader(reading: TestImages.gradient(width: 2000, height: 2000).encoded(as: .webp).bytes)
+        let thumbnail = ResizeBox(width: 200, height: nil, fit: .contain)
+        let webp = thumbnail.estimatedWorkingSetBytes(for: header, format: .webp)
+        let png = thumbnail.estimatedWorkingSetBytes(for: header, format: .png)
+        // Decoded at 200x200 (4 bytes a pixel, decode + intermediate + output) plus libwebp's own buffers.
+        #expect(webp == 3 * 4 * 200 * 200 + ResizeBox.webpDecoderBytes)
+        #expect(png >= 2 * 4 * 2000 * 2000, "no shrink on load: the whole image")
+        // Enlarging past the source: the decode stops at the source's size.
+        var enlarged = ResizeBox(width: 4000, height: nil, fit: .contain)
+        enlarged.enlarge = true
+        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .webp) == 4 * (2 * 2001 * 2001 + 4000 * 4000) + ResizeBox.webpDecoderBytes)
+    }
+}
