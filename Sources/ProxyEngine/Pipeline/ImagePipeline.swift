@@ -125,10 +125,32 @@ public final class ImagePipeline: Sendable {
     public func freshInMemory(
         _ key: VariantKey, sourceHost: String?, conditions: ClientConditions, timings: RequestTimings
     ) -> Outcome? {
-        guard let hit = memory.value(for: key), hit.expiresAt > Date().timeIntervalSince1970 else { return nil }
+        if case .fresh(let outcome) = probeMemory(key, sourceHost: sourceHost, conditions: conditions, timings: timings) {
+            return outcome
+        }
+        return nil
+    }
+
+    /// What the memory tier holds for a key, looked up once per request: a fresh variant's answer, or
+    /// what is held (stale, or nothing), which ``variant(for:knownKey:memory:conditions:timings:priority:)``
+    /// then uses instead of looking again.
+    public enum MemoryProbe: Sendable {
+        /// A fresh variant: the answer.
+        case fresh(Outcome)
+        /// No fresh variant; `held` is a stale one, if any.
+        case notFresh(key: VariantKey, held: CachedVariant?)
+    }
+
+    /// The memory tier's answer for `key` (one short lock, no I/O; a fresh hit is counted here, anything
+    /// else when the pipeline goes on with ``variant(for:knownKey:memory:conditions:timings:priority:)``).
+    public func probeMemory(
+        _ key: VariantKey, sourceHost: String?, conditions: ClientConditions, timings: RequestTimings
+    ) -> MemoryProbe {
+        let held = memory.value(for: key)
+        guard let hit = held, hit.expiresAt > Date().timeIntervalSince1970 else { return .notFresh(key: key, held: held) }
         record(.memory, hit: true)
         timings.sourceHost = sourceHost
-        return outcome(hit, tier: .memory, conditions, timings)
+        return .fresh(outcome(hit, tier: .memory, conditions, timings))
     }
 
     /// The cache key of `request`'s variant for a client sending `accept` (the output format may be
@@ -152,8 +174,10 @@ public final class ImagePipeline: Sendable {
     ///   image is in hand, so that the key and the bytes drawn agree.
     /// - Throws: a ``PublicError`` (``FetchError``, ``ImagingError``, ``CacheMissError``, ``CacheableError``,
     ///   ``PipelineError``), or `CancellationError` when the calling task is cancelled.
+    /// - Parameter memory: what ``probeMemory(_:sourceHost:conditions:timings:)`` found for this request's
+    ///   key, when the caller looked already (the tier is then not consulted again for that key).
     public func variant(
-        for request: ImageRequest, knownKey: VariantKey? = nil, conditions: ClientConditions,
+        for request: ImageRequest, knownKey: VariantKey? = nil, memory probe: MemoryProbe? = nil, conditions: ClientConditions,
         timings: RequestTimings = RequestTimings(), priority: WorkQueueState.Priority = .high
     ) async throws -> Outcome {
         let now = Date().timeIntervalSince1970
@@ -168,9 +192,11 @@ public final class ImagePipeline: Sendable {
             ?? knownKey ?? request.variantKey(choice: choice, sourceKey: sourceKey)
         let overlayBytes = overlay?.bytes
         let transformer = self.transformer
+        var heldInMemory: CachedVariant??
+        if case .notFresh(let probedKey, let held) = probe, probedKey == key { heldInMemory = .some(held) }
         return try await shared(
             key: key, source: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings,
-            priority: priority
+            priority: priority, heldInMemory: heldInMemory
         ) { original in
             let source = original.bytes
             let (encoded, transformDuration) = try await self.pool.transform(
@@ -195,11 +221,11 @@ public final class ImagePipeline: Sendable {
     /// per source), then `make` (one job per variant on the transform queue).
     func shared(
         key: VariantKey, source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double,
-        timings: RequestTimings, priority: WorkQueueState.Priority,
+        timings: RequestTimings, priority: WorkQueueState.Priority, heldInMemory: CachedVariant?? = nil,
         make: @escaping @Sendable (Original) async throws -> Produced
     ) async throws -> Outcome {
         let stale: (variant: CachedVariant, tier: CacheTier)?
-        switch await lookUp(key, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings) {
+        switch await lookUp(key, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, heldInMemory: heldInMemory) {
         case .found(let outcome): return outcome
         case .stale(let variant, let tier): stale = (variant, tier)
         case .missing: stale = nil
@@ -263,9 +289,13 @@ public final class ImagePipeline: Sendable {
 
     /// Memory (no I/O, one short lock), then disk (the index first: a matching ETag needs no file read),
     /// then the shared tier (a hit is kept in memory and on disk).
-    func lookUp(_ key: VariantKey, sourceKey: String, conditions: ClientConditions, now: Double, timings: RequestTimings) async -> Lookup {
+    /// `heldInMemory`: what the memory tier held when the caller probed it for this key (not looked up again).
+    func lookUp(
+        _ key: VariantKey, sourceKey: String, conditions: ClientConditions, now: Double, timings: RequestTimings,
+        heldInMemory: CachedVariant?? = nil
+    ) async -> Lookup {
         let usable = { (variant: CachedVariant) in variant.isUsable(at: now, onlyIfCached: conditions.onlyIfCached) }
-        if let hit = memory.value(for: key) {
+        if let hit = heldInMemory ?? memory.value(for: key) {
             record(.memory, hit: true)
             if usable(hit) { return .found(outcome(hit, tier: .memory, conditions, timings)) }
             return .stale(hit, .memory)

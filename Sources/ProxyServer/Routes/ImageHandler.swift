@@ -21,7 +21,7 @@ struct ImageHandler: Sendable {
     /// Answers an `/img` request that reached the router. Most memory hits never do: ``MemoryHitHandler``
     /// answers them in front of the HTTP decoder. The ones that come here (`Origin`, client hints,
     /// `Save-Data`, a request with a body, a connection with an earlier request in hand, or the front
-    /// turned off) get the same answer: both paths take ``ImagePipeline/freshInMemory(_:sourceHost:conditions:timings:)``
+    /// turned off) get the same answer: both paths take ``ImagePipeline/probeMemory(_:sourceHost:conditions:timings:)``
     /// and ``responseParts(for:options:)``, and a differential test compares their bytes.
     func handle(_ request: Request, context: ProxyRequestContext) async throws -> Response {
         try guards.check(request)
@@ -31,14 +31,14 @@ struct ImageHandler: Sendable {
         let conditions = Self.conditions(of: request)
         // The key once per request: for the memory lookup and, on a miss, the pipeline (nil until a
         // watermark's image is in hand).
+        // The memory tier once per request too: a fresh hit answers, anything else goes with the request.
         let key = pipeline.variantKey(for: imageRequest, accept: conditions.accept)
-        if let key, let hit = pipeline.freshInMemory(key, sourceHost: imageRequest.source.host, conditions: conditions, timings: context.timings) {
-            return respond(with: hit, options: options)
-        }
+        let probe = key.map { self.pipeline.probeMemory($0, sourceHost: imageRequest.source.host, conditions: conditions, timings: context.timings) }
+        if case .fresh(let hit) = probe { return respond(with: hit, options: options) }
         let pipeline = self.pipeline
         let timings = context.timings
         let outcome = try await waitForClient(context) {
-            try await pipeline.variant(for: imageRequest, knownKey: key, conditions: conditions, timings: timings)
+            try await pipeline.variant(for: imageRequest, knownKey: key, memory: probe, conditions: conditions, timings: timings)
         }
         return respond(with: outcome, options: options)
     }
