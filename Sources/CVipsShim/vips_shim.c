@@ -235,6 +235,19 @@ int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage
                                  "option_string", options, "export_profile", profile, NULL);
 }
 
+int ipx_vips_thumbnail_webp_scaled(const void *buffer, size_t length, VipsImage **out,
+                                   int width, int height, int size, int crop, double scale, int to_srgb) {
+    VipsImage *loaded = NULL;
+    VipsAccess access = crop >= 0 ? VIPS_ACCESS_RANDOM : VIPS_ACCESS_SEQUENTIAL;
+    if (vips_webpload_buffer((void *)buffer, length, &loaded, "scale", scale, "fail_on", VIPS_FAIL_ON_ERROR,
+                             "access", access, NULL)) {
+        return -1;
+    }
+    int status = ipx_vips_thumbnail_image(loaded, out, width, height, size, crop, to_srgb);
+    g_object_unref(loaded);
+    return status;
+}
+
 int ipx_vips_thumbnail_jpeg_shrunk(const void *buffer, size_t length, VipsImage **out,
                                    int width, int height, int size, int crop, int shrink, int to_srgb) {
     VipsImage *loaded = NULL;

@@ -198,4 +198,21 @@ import TestSupport
         #expect(try VipsImage.decode(encoded.bytes).width == 300)
         #expect(peak - before <= lender.peak, "RSS grew \(peak - before) bytes, reserved \(lender.peak)")
     }
+
+    /// Issue #34: a still WebP is decoded at twice the output's size now; the estimate follows the scale.
+    @Test(arguments: [(3000, 600), (4000, 300), (2400, 1100)])
+    func aWebPDecodeIsInsideItsReservation(side: Int, width: Int) async throws {
+        let source = try TestImages.noise(width: side, height: side, bands: 3).encoded(as: .webp, quality: 90).bytes
+        let request = try ImageRequest(
+            query: [("url", "http://example.com/a.webp"), ("w", String(width))], limits: .init(maxDimension: 4096))
+        let lender = PeakLender()
+        let transformer = ImageTransformer(maxSourcePixels: 50_000_000, encoding: EncodingSettings())
+        _ = Vips.releaseFreeMemory()
+        try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        let before = try Self.statusKilobytes("VmRSS") * 1024
+        let encoded = try await Self.transform(source, request, .fixed(.jpeg), transformer, lender: lender)
+        let peak = try Self.statusKilobytes("VmHWM") * 1024
+        #expect(try VipsImage.decode(encoded.bytes).width == width)
+        #expect(peak - before <= lender.peak, "\(side) px to \(width): RSS grew \(peak - before) bytes, reserved \(lender.peak)")
+    }
 }

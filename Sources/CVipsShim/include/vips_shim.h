@@ -113,6 +113,12 @@ int ipx_vips_gifsave(VipsImage *in, void **buffer, size_t *length);
 int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage **out,
                                     int width, int height, int size, int crop, int pages, int to_srgb);
 
+/// A still WebP loaded by libwebp at `scale` (0 < scale <= 1: libwebp scales while it decodes), then
+/// thumbnailed like ipx_vips_thumbnail_buffer_pages (Lanczos3 for the rest): the load keeps some detail for
+/// the final reduce. Sequential access unless cropping.
+int ipx_vips_thumbnail_webp_scaled(const void *buffer, size_t length, VipsImage **out,
+                                   int width, int height, int size, int crop, double scale, int to_srgb);
+
 /// A JPEG decoded at 1/`shrink` scale in the DCT (shrink 1, 2, 4 or 8), then thumbnailed exactly like
 /// ipx_vips_thumbnail_buffer_pages (auto-rotation, colour management, crop). Sequential access unless cropping.
 int ipx_vips_thumbnail_jpeg_shrunk(const void *buffer, size_t length, VipsImage **out,

@@ -1,5 +1,5 @@
-/// The shrink-on-load rule: how far a JPEG is reduced while it is decoded, and when its DC scans alone
-/// are enough (``ScaleOnLoadStep`` carries it out).
+/// The shrink-on-load rule: how far a JPEG or a WebP is reduced while it is decoded, and when a JPEG's
+/// DC scans alone are enough (``ScaleOnLoadStep`` carries it out).
 extension ResizeBox {
     /// The JPEG shrink-on-load factor (1, 2, 4 or 8) for a baseline JPEG: the largest whose decoded
     /// image still has ``jpegShrinkMargin`` times the output's size, so the final Lanczos3 reduce has
@@ -23,4 +23,22 @@ extension ResizeBox {
     func mayDecodeEighth(for header: SourceHeader, format: SourceFormat?) -> Bool {
         crop == nil && format == .jpeg && header.jpegEighthDecodable && coverBoxFitted(to: header).reduction(for: header) >= 8
     }
+
+    /// The scale (0 < scale <= 1) a still WebP is decoded at: libwebp scales while it decodes, and what
+    /// it scales to is kept at ``webpShrinkMargin`` times the output's size, so that Lanczos3 makes the
+    /// rest. libvips' `thumbnail` lets libwebp scale all the way to the output; libwebp's rescaler
+    /// averages areas, and its thumbnails were below thumbor's (Pillow: whole decode, then Lanczos) in
+    /// SSIM against a Lanczos3 reduce of the whole image (`bench/RESULTS.md`, session 30).
+    func webpScale(for header: SourceHeader) -> Double {
+        let reduction = self.reduction(for: header)
+        guard frames == 1, reduction > Self.webpShrinkMargin else { return 1 }
+        return Self.webpShrinkMargin / reduction
+    }
+
+    /// How many times the output's size a scaled-on-load WebP keeps at least. 3, measured at 300 px on the
+    /// benchmark's 4 WebPs and 12 unseen ones (Plasma wallpapers saved as WebP q80), mean SSIM against a
+    /// Lanczos3 reduce of the whole image before encoding: libwebp to the output 0.9888, twice 0.9920,
+    /// three times 0.9943, four times 0.9916 (from 4x, libvips' resize box-shrinks before Lanczos3); for
+    /// 10–25% more CPU than libwebp scaling to the output (a whole decode costs ~4x).
+    static let webpShrinkMargin = 3.0
 }

@@ -6,7 +6,7 @@ extension ResizeBox {
     /// plus the output box. The decode is the source's size except where the loader shrinks on load: a
     /// JPEG at its shrink (plus libjpeg's whole-image coefficient buffer for a progressive or multi-scan
     /// file, ``SourceHeader/jpegCoefficientBytes``, unless the DC-only 1/8 image is in hand), a
-    /// WebP at the output's size (libwebp scales while decoding; plus ``webpDecoderBytes``). Measured
+    /// WebP at its decode scale (``webpScale(for:)``: libwebp scales while decoding; plus ``webpDecoderBytes``). Measured
     /// against the process's peak RSS per transform in `bench/RESULTS.md`.
     ///
     /// `eighthDecoded`: the DC-only 1/8 image is already in hand (``ScaleOnLoadStep``), so libjpeg's
@@ -58,8 +58,20 @@ extension ResizeBox {
             decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
             extra = eighthDecoded ? 0 : header.jpegCoefficientBytes
         case .webp:
-            decoded = min(whole, output)
-            extra = Self.webpDecoderBytes
+            // A still WebP at its decode scale (three times the output); an animation's frames at the output.
+            // libvips' loader and resize hold the scaled frame ~5 times at 4 bytes a pixel while it is
+            // reduced (measured: 3000x3000 to 600 px, decoded at 1800x1800, grew the process by 62 MB;
+            // 4000x4000 to 300 px, at 900x900, by 17 MB), so 3 more copies are counted.
+            // A still WebP reduced 3x or less is decoded whole (measured: 2400x2400 to 1100 px grew the
+            // process by 42 MB, two whole frames); an animation's frames at the output's size.
+            let scale = fitted.webpScale(for: header)
+            let scaled = frameCount == 1 && scale < 1
+            if scaled {
+                decoded = min(whole, Int(Double(whole) * scale * scale) + 1)
+            } else {
+                decoded = frameCount == 1 ? whole : min(whole, output)
+            }
+            extra = Self.webpDecoderBytes + (scaled ? 3 * 4 * decoded : 0)
         case .heic, .avif:
             // libheif decodes the whole image (no shrink-on-load) into its own YUV planes, then RGB: a
             // 48 MP HEIC's thumbnail peaked at 465 MB in `vips thumbnail` (~9.5 bytes a pixel).

@@ -23,6 +23,10 @@ struct ResizeStep {
                 return ipx_vips_thumbnail_image(
                     image.pointer, &output, Int32(arguments.width), Int32(arguments.height), arguments.size,
                     arguments.crop, toSRGB)
+            case .webp(let scale):
+                return ipx_vips_thumbnail_webp_scaled(
+                    raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),
+                    arguments.size, arguments.crop, scale, toSRGB)
             case .toLoader(let shrink) where shrink > 1:
                 return ipx_vips_thumbnail_jpeg_shrunk(
                     raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),

@@ -3,8 +3,9 @@ import CVipsShim
 /// The first step of a transform without a crop: chooses the decoder and how far it scales while it
 /// decodes. A progressive JPEG whose 1/8 covers the output is made from its DC scans alone
 /// (``JPEGEighthDecoder``); another JPEG that may shrink is decoded by libjpeg at 1/2, 1/4 or 1/8 into
-/// memory on this thread (`jpeg_scaled.c`); anything else, or a JPEG those decoders decline, is left to
-/// libvips' loader inside ``ResizeStep`` (with its own shrink-on-load).
+/// memory on this thread (`jpeg_scaled.c`); a still WebP is left to libwebp at the scale that keeps three
+/// times the output (``ResizeBox/webpScale(for:)``); anything else, or a JPEG those decoders decline, is left
+/// to libvips' loader inside ``ResizeStep`` (with its own shrink-on-load).
 struct ScaleOnLoadStep {
     /// The box, fitted to the source (``ResizeBox/coverBoxFitted(to:)``).
     let box: ResizeBox
@@ -15,6 +16,8 @@ struct ScaleOnLoadStep {
         case decoded(VipsImage)
         /// Left to libvips' loader, with this JPEG shrink (1: none, or not a JPEG).
         case toLoader(shrink: Int)
+        /// A still WebP left to libwebp, decoded at this scale (0 < scale < 1).
+        case webp(scale: Double)
     }
 
     /// How the DC-only decoder was tried before this step (the transform may try it first, under a
@@ -33,7 +36,12 @@ struct ScaleOnLoadStep {
     func apply(
         to bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?, eighth: EighthAttempt = .untried
     ) throws(ImagingError) -> Loaded {
-        guard SourceFormat(sniffing: bytes) == .jpeg else { return .toLoader(shrink: 1) }
+        let format = SourceFormat(sniffing: bytes)
+        if format == .webp, box.frames == 1 {
+            let scale = box.webpScale(for: header)
+            return scale < 1 ? .webp(scale: scale) : .toLoader(shrink: 1)
+        }
+        guard format == .jpeg else { return .toLoader(shrink: 1) }
         let shrink = box.jpegShrink(for: header)
         switch eighth {
         case .decoded(let image):
