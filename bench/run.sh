@@ -4,7 +4,8 @@
 # shared peers harness (thumbor, nginx image_filter, the libvips ceiling) with ImageProxy as one more row
 # for `transform` and `hot`, then ImageProxy's own scenarios (bench/scenarios.py: memory-hit vs nginx
 # static with unsigned and signed URLs, transform per source class, disk-hit, dedup-storm, mixed soak,
-# overload, SSIM quality per class), and prints one table with ratios (bench/report.py).
+# overload, SSIM quality per class, the decode floor of baseline misses on both corpora), and prints one
+# table with ratios (bench/report.py).
 #
 # ImageProxy runs as users run it: its default settings, the access log on (written to a file, as in
 # production), signed URLs where a row says so. The corpus ($PEERS_DIR/corpus-web, CORPUS to change it)
@@ -37,6 +38,8 @@ if [ ! -x "$PEERS_DIR/vips-venv/bin/python" ] || ! command -v wrk >/dev/null || 
   bash "$(dirname "$harness")/setup_peers.sh"
 fi
 chmod -R a+rX "$PEERS_DIR" 2>/dev/null || true
+# The floor scenario's bare decode is libjpeg-turbo's djpeg.
+command -v djpeg >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libjpeg-turbo-progs >/dev/null; }
 "$PEERS_DIR/vips-venv/bin/python" -c 'import numpy' 2>/dev/null || "$PEERS_DIR/vips-venv/bin/pip" install -q numpy
 bash bench/corpus.sh
 export CORPUS=${CORPUS:-$PEERS_DIR/corpus-web}
@@ -66,6 +69,10 @@ cp "$latest/results.jsonl" "$out/peers.jsonl"
 # 2. ImageProxy's own scenarios.
 "$PEERS_DIR/vips-venv/bin/python" bench/scenarios.py --binary "$binary" --corpus "$CORPUS" \
   --peers-dir "$PEERS_DIR" --out "$out/scenarios.jsonl" --duration "$duration" --mixed-duration "$mixed"
+
+# The decode floor on the second corpus too (the harness's Plasma wallpapers), as users run it.
+"$PEERS_DIR/vips-venv/bin/python" bench/scenarios.py --binary "$binary" --corpus "$PEERS_DIR/corpus" \
+  --peers-dir "$PEERS_DIR" --out "$out/scenarios.jsonl" --scenarios floor
 
 # 3. One table.
 python3 bench/report.py --peers "$out/peers.jsonl" --scenarios "$out/scenarios.jsonl" --repeat "$repeat" \

@@ -17,6 +17,9 @@ class: baseline-, progressive-, png-, webp-).
   overload     2x the concurrency the queues accept: accepted p99, share and latency of the fast 503s
   quality      SSIM of ours and thumbor against a careful reference downscale (no shrink-on-load, Lanczos3),
                per source class
+  floor        server CPU per baseline-JPEG miss (signed, one at a time) over libjpeg's bare decode of the same
+               file (`djpeg -scale 1/N`, whole process, Pillow's draft scale); any corpus (baseline files are
+               found by their SOF marker)
 """
 import argparse
 import base64
@@ -575,8 +578,77 @@ def quality(args, origin, corpus):
         stop_thumbor(thumbor)
 
 
+def jpeg_frame(path):
+    """(progressive, width) from a JPEG's first SOF segment, walking the marker segments."""
+    with open(path, "rb") as file:
+        data = file.read(1 << 20)
+    index = 2
+    while index + 9 < len(data):
+        if data[index] != 0xFF:
+            index += 1
+            continue
+        marker = data[index + 1]
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7 or marker == 0xFF:
+            index += 1 if marker == 0xFF else 2
+            continue
+        length = int.from_bytes(data[index + 2:index + 4], "big")
+        if marker in (0xC0, 0xC1, 0xC2, 0xC3):
+            return marker == 0xC2, int.from_bytes(data[index + 7:index + 9], "big")
+        index += 2 + length
+    return None, None
+
+
+def process_cpu_seconds(pid):
+    """User + system CPU of a process so far (clock ticks of /proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def floor(args, origin, corpus):
+    """CPU per baseline-JPEG miss as a multiple of libjpeg's bare decode (#34). Ours with its defaults
+    (access log on) and signed URLs; every request a new source (a miss: download, decode, resize,
+    encode, store), one at a time; the server's user + system CPU over the batch divided by the
+    requests. The bare decode: `djpeg -scale 1/N` of the same file to /dev/null, whole process
+    (children's CPU), N the largest DCT scale whose output is still at least 300 px wide (Pillow's draft
+    rule, what thumbor decodes at). The figure is total server CPU over total decode CPU."""
+    if not shutil.which("djpeg"):
+        return {"scenario": "floor", "error": "djpeg not installed (libjpeg-turbo-progs)"}
+    width, rounds = 300, int(os.environ.get("FLOOR_ROUNDS", "20"))
+    names = [name for name in jpegs(corpus) if jpeg_frame(os.path.join(corpus, name))[0] is False]
+    ours = Ours(args.binary, args.workdir, signed=True)
+    rows = []
+    try:
+        status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{image_url('u/floor-warm/' + names[0], width, signed=True)}")
+        assert status == 200, status
+        for name in names:
+            path = os.path.join(corpus, name)
+            source_width = jpeg_frame(path)[1]
+            scale = next(d for d in (8, 4, 2, 1) if -(-source_width // d) >= width)
+            before = os.times()
+            for _ in range(rounds):
+                subprocess.run(["djpeg", "-scale", f"1/{scale}", "-outfile", os.devnull, path], check=True)
+            after = os.times()
+            decode = (after.children_user - before.children_user + after.children_system - before.children_system) / rounds
+            start = process_cpu_seconds(ours.pid)
+            for index in range(rounds):
+                status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{image_url(f'u/floor-{index}/{name}', width, signed=True)}")
+                assert status == 200, (name, status)
+            miss = (process_cpu_seconds(ours.pid) - start) / rounds
+            rows.append({"source": name, "width": source_width, "scale": f"1/{scale}", "decode_ms": round(decode * 1000, 2),
+                         "miss_ms": round(miss * 1000, 2), "ratio": round(miss / decode, 2) if decode else None})
+    finally:
+        ours.stop()
+    decode_total = sum(row["decode_ms"] for row in rows)
+    miss_total = sum(row["miss_ms"] for row in rows)
+    return {"scenario": "floor", "corpus": os.path.basename(os.path.normpath(corpus)), "files": len(rows),
+            "width": width, "rounds": rounds, "decode_ms_mean": round(decode_total / len(rows), 2) if rows else None,
+            "miss_ms_mean": round(miss_total / len(rows), 2) if rows else None,
+            "ratio": round(miss_total / decode_total, 2) if decode_total else None, "rows": rows}
+
+
 SCENARIOS = {"memory-hit": memory_hit, "transform-classes": transform_classes, "disk-hit": disk_hit, "dedup-storm": dedup_storm, "mixed": mixed,
-             "overload": overload, "quality": quality}
+             "overload": overload, "quality": quality, "floor": floor}
 
 
 def main():
