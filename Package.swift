@@ -131,7 +131,7 @@ let package = Package(
             name: "ProxyEngineTests",
             dependencies: [
                 "ProxyEngine", "ImageCore", "CVipsShim", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
             name: "ProxyServerTests",

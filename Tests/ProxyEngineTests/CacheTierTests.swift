@@ -66,11 +66,12 @@ import Testing
         await cache.shutdown()
     }
 
+    /// Entries as files (`cache.inlineBytes: 0`); blobs are covered by `DiskCacheInlineTests`.
     @Test func recoveryRemovesPartialWorkAndACorruptIndexStartsAfresh() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ipx-recover-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let logger = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
-        let cache = try DiskCache(directory: folder, capacityBytes: 1 << 30, staleRetention: 0, logger: logger)
+        let cache = try DiskCache(directory: folder, capacityBytes: 1 << 30, staleRetention: 0, inlineBytes: 0, logger: logger)
         let keys = (0..<3).map { VariantKey(hashing: "k\($0)").hex }
         for key in keys {
             await cache.store([1, 2, 3, 4], as: DiskEntry(
@@ -85,7 +86,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: folder + "/objects/\(orphan.prefix(2))", withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: folder + "/objects/\(orphan.prefix(2))/\(orphan)", contents: Data([9]))
 
-        let recovered = try DiskCache(directory: folder, capacityBytes: 1 << 30, staleRetention: 0, logger: logger)
+        let recovered = try DiskCache(directory: folder, capacityBytes: 1 << 30, staleRetention: 0, inlineBytes: 0, logger: logger)
         #expect(recovered.recoveryReport.temporaryFilesRemoved == 1)
         #expect(recovered.recoveryReport.rowsDropped == 1)
         #expect(recovered.recoveryReport.filesRemoved == 1)
@@ -95,7 +96,7 @@ import Testing
 
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: folder + "/index.sqlite"))
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: folder + "/index.sqlite" + suffix) }
-        let afresh = try DiskCache(directory: folder, capacityBytes: 1 << 30, staleRetention: 0, logger: logger)
+        let afresh = try DiskCache(directory: folder, capacityBytes: 1 << 30, staleRetention: 0, inlineBytes: 0, logger: logger)
         #expect(await afresh.usage().entries == 0)
         #expect(afresh.recoveryReport.filesRemoved == 2, "files of the lost index are removed")
         await afresh.shutdown()

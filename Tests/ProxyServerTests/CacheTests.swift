@@ -230,6 +230,7 @@ import TestSupport
     @Test func failingDiskWritesDoNotStopServing() async throws {
         var configuration = testConfiguration()
         configuration.cache.memory.capacityBytes = 0  // every request needs the disk or the origin
+        configuration.cache.disk.inlineBytes = 0  // every entry a file, written through the folder broken below
         let finalConfiguration = configuration
         defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
         let origin = TestOrigin()

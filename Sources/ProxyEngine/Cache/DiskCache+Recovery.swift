@@ -7,7 +7,7 @@ extension DiskCache {
     public struct RecoveryReport: Sendable, Equatable {
         /// Leftover temporary files (a write cut short).
         public var temporaryFilesRemoved = 0
-        /// Index rows whose file was missing or of the wrong size.
+        /// Index rows whose file (or blob) was missing or of the wrong size.
         public var rowsDropped = 0
         /// Files that no row indexed (renamed but not yet indexed when the process died).
         public var filesRemoved = 0
@@ -26,12 +26,20 @@ extension DiskCache {
             try? files.removeItem(atPath: temporary + "/" + name)
             report.temporaryFilesRemoved += 1
         }
-        let rows = try index.pool.read { db in try Row.fetchAll(db, sql: "SELECT key, size FROM entries") }
+        let rows = try index.pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT entries.key, size, storedInline, length(bodies.body) FROM entries LEFT JOIN bodies USING (key)")
+        }
         var indexed: Set<String> = []
         var dropped: [String] = []
         for row in rows {
             let key: String = row[0]
             let size: Int = row[1]
+            if row[2] as Bool {
+                // A blob is written with its row in one transaction; checked all the same.
+                if (row[3] as Int?) != size { dropped.append(key) }
+                continue
+            }
             let path = "\(objects)/\(key.prefix(2))/\(key)"
             let actual = (try? files.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
             if actual == size { indexed.insert(key) } else { dropped.append(key) }

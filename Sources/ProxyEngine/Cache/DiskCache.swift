@@ -5,10 +5,12 @@ import Logging
 import NIOPosix
 import Synchronization
 
-/// The disk tier: one file per entry under `objects/<2 hex>/<key>`, indexed in SQLite.
+/// The disk tier: entries up to ``Settings/inlineBytes`` (most thumbnails) as blobs in the SQLite index,
+/// written with their row in one transaction; larger ones as one file each under
+/// `objects/<2 hex>/<key>`, indexed in SQLite.
 ///
 /// A file is written to `tmp/`, flushed, renamed into place, and only then indexed, so an indexed entry
-/// always has its complete file; ``recover()`` removes whatever a crash left half-done. Blocking work
+/// always has its complete file or blob; ``recover()`` removes whatever a crash left half-done. Blocking work
 /// (SQLite, file I/O) runs on a small thread pool of its own, never on an event loop. A failed write
 /// (disk full, read-only) is logged and counted; the service keeps serving without caching.
 public final class DiskCache: Sendable {
@@ -16,6 +18,8 @@ public final class DiskCache: Sendable {
     let index: DiskCacheIndex
     /// Byte budget enforced by the janitor (least recently used first).
     public let capacityBytes: Int
+    /// Entries up to this size are stored as blobs in the index.
+    let inlineBytes: Int
     let staleRetention: Double
     let logger: Logger
     private let io: NIOThreadPool
@@ -40,6 +44,10 @@ public final class DiskCache: Sendable {
         /// Seconds an expired entry with validators (ETag, Last-Modified) is kept for revalidation.
         /// Default 604800 (7 days).
         public var staleRetentionSeconds = 604_800
+        /// Entries of at most this many bytes are kept as blobs in the SQLite index instead of files of
+        /// their own (no file, inode and rename per thumbnail; SQLite reads small blobs faster than
+        /// files); 0 keeps every entry in a file. Key `cache.inlineBytes`, default 65536.
+        public var inlineBytes = 65_536
 
         /// The defaults.
         public init() {}
@@ -49,13 +57,14 @@ public final class DiskCache: Sendable {
     public convenience init(settings: Settings, logger: Logger) throws {
         try self.init(
             directory: settings.directory, capacityBytes: settings.capacityBytes,
-            staleRetention: settings.staleRetentionSeconds, logger: logger)
+            staleRetention: settings.staleRetentionSeconds, inlineBytes: settings.inlineBytes, logger: logger)
     }
 
     /// Opens the cache in `directory` (created if needed) and recovers it; a corrupt index is started afresh.
-    public init(directory: String, capacityBytes: Int, staleRetention: Int, logger: Logger) throws {
+    public init(directory: String, capacityBytes: Int, staleRetention: Int, inlineBytes: Int = 65_536, logger: Logger) throws {
         self.directory = directory
         self.capacityBytes = capacityBytes
+        self.inlineBytes = inlineBytes
         self.staleRetention = Double(staleRetention)
         self.logger = logger
         for folder in [directory, directory + "/objects", directory + "/tmp"] {
@@ -125,14 +134,26 @@ public final class DiskCache: Sendable {
     /// The index row of `key`, without touching its file.
     public func entry(for key: String) async -> DiskEntry? {
         let index = self.index
-        return try? await onIO { try index.pool.read { db in try DiskEntry.fetchOne(db, key: key) } }
+        // One SELECT needs no snapshot of its own: read without a transaction (cheaper per hit).
+        return try? await onIO { try index.pool.unsafeRead { db in try DiskEntry.fetchOne(db, key: key) } }
     }
 
-    /// The bytes of an indexed entry; nil (and the row dropped) when the file is missing or the wrong size.
+    /// The bytes of an indexed entry; nil (and the row dropped) when its file or blob is missing or the
+    /// wrong size.
     public func contents(of entry: DiskEntry) async -> [UInt8]? {
         let path = self.path(for: entry.key)
         let index = self.index
         let bytes: [UInt8]? = try? await onIO {
+            if entry.storedInline {
+                let blob = try index.pool.unsafeRead { db in
+                    try Data.fetchOne(db, sql: "SELECT body FROM bodies WHERE key = ?", arguments: [entry.key])
+                }
+                guard let blob, blob.count == entry.size else {
+                    _ = try? index.pool.write { db in try DiskEntry.deleteOne(db, key: entry.key) }
+                    return nil
+                }
+                return [UInt8](blob)
+            }
             guard let data = FileManager.default.contents(atPath: path), data.count == entry.size else {
                 _ = try? index.pool.write { db in try DiskEntry.deleteOne(db, key: entry.key) }
                 try? FileManager.default.removeItem(atPath: path)
@@ -144,18 +165,35 @@ public final class DiskCache: Sendable {
         return bytes ?? nil
     }
 
-    /// Stores `bytes` under `entry.key`: temporary file, flush, rename, then index. Never throws.
-    public func store(_ bytes: [UInt8], as entry: DiskEntry) async {
+    /// Stores `bytes` under `entry.key`: up to ``inlineBytes`` as a blob with its row in one transaction;
+    /// larger ones as a temporary file, flushed, renamed, then indexed. Never throws.
+    public func store(_ bytes: [UInt8], as given: DiskEntry) async {
+        var placed = given
+        placed.storedInline = bytes.count <= inlineBytes
+        let entry = placed
         let finalPath = path(for: entry.key)
         let temporaryPath = "\(temporaryDirectory)/\(entry.key).\(UUID().uuidString)"
         let index = self.index
         do {
             try await onIO {
+                if entry.storedInline {
+                    try index.pool.write { db in
+                        try entry.upsert(db)
+                        try db.execute(
+                            sql: "INSERT OR REPLACE INTO bodies (key, body) VALUES (?, ?)", arguments: [entry.key, Data(bytes)])
+                    }
+                    // A file from an earlier, larger entry of this key is no longer indexed.
+                    if FileManager.default.fileExists(atPath: finalPath) { try? FileManager.default.removeItem(atPath: finalPath) }
+                    return
+                }
                 try FileManager.default.createDirectory(
                     atPath: (finalPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 try Self.writeDurably(bytes, to: temporaryPath)
                 guard rename(temporaryPath, finalPath) == 0 else { throw DiskCacheError.renameFailed }
-                try index.pool.write { db in try entry.upsert(db) }
+                try index.pool.write { db in
+                    try entry.upsert(db)
+                    try db.execute(sql: "DELETE FROM bodies WHERE key = ?", arguments: [entry.key])
+                }
             }
         } catch {
             try? FileManager.default.removeItem(atPath: temporaryPath)

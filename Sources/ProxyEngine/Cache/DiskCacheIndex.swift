@@ -59,6 +59,16 @@ struct DiskCacheIndex {
                 table.add(column: "revalidation", .text).notNull().defaults(to: Revalidation.none.rawValue)
             }
         }
+        // Small entries (most thumbnails) as blobs beside their row: no file, no inode, one transaction.
+        migrator.registerMigration("v3") { db in
+            try db.alter(table: DiskEntry.databaseTableName) { table in
+                table.add(column: "storedInline", .boolean).notNull().defaults(to: false)
+            }
+            try db.create(table: "bodies") { table in
+                table.primaryKey("key", .text).references(DiskEntry.databaseTableName, onDelete: .cascade)
+                table.column("body", .blob).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -29,6 +29,9 @@ public struct DiskEntry: Sendable, Equatable, Codable, FetchableRecord, Persista
     public var lastAccess: Double
     /// What reusing it takes (the origin's `no-cache`, `must-revalidate`).
     public var revalidation: Revalidation
+    /// The bytes are a blob in the index (table `bodies`) rather than a file of their own: entries up to
+    /// ``DiskCache/Settings/inlineBytes``.
+    public var storedInline = false
 
     public init(
         key: String, kind: Kind, sourceKey: String, size: Int, contentType: String, etag: String,

@@ -46,6 +46,7 @@ extension ProxyConfiguration {
         .choice("cache.storeOriginals", "one of always, repeat, never", \.cache.storeOriginals),
         .integer("cache.memoryBytes", 0...(1 << 40), \.cache.memory.capacityBytes),
         .integer("cache.diskBytes", 0...(1 << 50), \.cache.disk.capacityBytes),
+        .integer("cache.inlineBytes", 0...(16 << 20), \.cache.disk.inlineBytes),
         .integer("cache.defaultTtl", 0...315_360_000, \.cache.freshness.defaultTTL),
         .integer("cache.minTtl", 0...315_360_000, \.cache.freshness.minTTL),
         .integer("cache.maxTtl", 0...315_360_000, \.cache.freshness.maxTTL),
