@@ -4,7 +4,8 @@ import Hummingbird
 import ImageCore
 import ProxyEngine
 
-/// `GET /img` and `GET /info`: check, parse, run the pipeline, answer with caching headers (or 304).
+/// `GET /img`: check, parse, run the pipeline, answer with caching headers (or 304). `GET /info` is its
+/// sibling (``ImageHandler+Info.swift``): the same checks, deadline and caching headers.
 struct ImageHandler: Sendable {
     let pipeline: ImagePipeline
     /// Query and hints to request (presets, overlays, client hints, response options).
@@ -43,23 +44,9 @@ struct ImageHandler: Sendable {
         return respond(with: outcome, options: options)
     }
 
-    /// `GET /info?url=`: the source's size, format, alpha, frames, bytes, dominant colour and BlurHash.
-    func info(_ request: Request, context: ProxyRequestContext) async throws -> Response {
-        try guards.check(request)
-        let source = try intake.source(query: guards.query(of: request))
-        try guards.checkNotSelf(source)
-        let pipeline = self.pipeline
-        let conditions = Self.conditions(of: request)
-        let timings = context.timings
-        let outcome = try await waitForClient(context) {
-            try await pipeline.info(for: source, conditions: conditions, timings: timings)
-        }
-        return respond(with: outcome, options: ImageResponseOptions(acceptClientHints: intake.hintPolicy.clientHints))
-    }
-
     /// Runs `work` within the request deadline, and stops it when the client disconnects (answered
     /// 499, which nobody receives but the access log and the metrics show).
-    private func waitForClient(
+    func waitForClient(
         _ context: ProxyRequestContext, _ work: @escaping @Sendable () async throws -> ImagePipeline.Outcome
     ) async throws -> ImagePipeline.Outcome {
         let disconnect = await context.channel?.clientDisconnectSignal()
