@@ -11,6 +11,9 @@ COPY Sources ./Sources
 # The build plugin embeds api/openapi.json (the OpenAPI document's one source) in the binary.
 COPY Plugins ./Plugins
 COPY api ./api
+# Package.swift names the test-support target by its path (Tests/TestSupport): the package does not load
+# without the folder, though the binary does not build it.
+COPY Tests ./Tests
 RUN swift build -c release --static-swift-stdlib --product ImageProxy \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/ImageProxy" /out/ImageProxy
 
