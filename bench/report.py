@@ -173,6 +173,16 @@ def main():
         if "thumbor" in ssim:
             targets.append(("transform quality no worse than thumbor (mean SSIM, every class)", f"{ssim['ours']} vs {ssim['thumbor']}",
                             ssim["ours"] >= ssim["thumbor"]))
+    srcset = scenarios.get("srcset")
+    if srcset and "ours" in srcset:
+        ours = srcset["ours"]
+        line = (f"- srcset: {srcset['sources']} sources x {len(srcset['widths'])} widths (Next.js' defaults, capped at the source), "
+                f"random order, {srcset['connections']} conns, cold caches: {ours['requests']} requests, ImageProxy "
+                f"{ours['rps']} req/s (peak RSS {ours['peak_rss_mb']:.0f} MB)")
+        if "thumbor" in srcset:
+            line += f", thumbor {srcset['thumbor']['rps']} req/s: {srcset['ratio']}x"
+            targets.append(("srcset: >= 2x thumbor's throughput", f"{srcset['ratio']}x", srcset["ratio"] >= 2))
+        lines.append(line)
     for record in load(args.scenarios):
         if record.get("scenario") != "floor" or "ratio" not in record:
             continue

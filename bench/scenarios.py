@@ -17,6 +17,7 @@ class: baseline-, progressive-, png-, webp-).
   overload     2x the concurrency the queues accept: accepted p99, share and latency of the fast 503s
   quality      SSIM of ours and thumbor against a careful reference downscale (no shrink-on-load, Lanczos3),
                per source class
+  srcset       40 sources x Next.js' 8 default widths, random order, 16 connections, cold caches: ours vs thumbor
   floor        server CPU per baseline-JPEG miss (signed, one at a time) over libjpeg's bare decode of the same
                file (`djpeg -scale 1/N`, whole process, Pillow's draft scale); any corpus (baseline files are
                found by their SOF marker)
@@ -647,8 +648,68 @@ def floor(args, origin, corpus):
             "ratio": round(miss_total / decode_total, 2) if decode_total else None, "rows": rows}
 
 
+SRCSET_WIDTHS = [640, 750, 828, 1080, 1200, 1920, 2048, 3840]  # Next.js' default deviceSizes
+
+
+def run_list(base, paths, connections):
+    """GETs every path once, `connections` at a time; (seconds, statuses)."""
+    queue = list(paths)
+    lock = threading.Lock()
+    statuses = {}
+
+    def client():
+        while True:
+            with lock:
+                if not queue:
+                    return
+                path = queue.pop()
+            status, _, _ = get(base + path, timeout=120)
+            with lock:
+                statuses[str(status)] = statuses.get(str(status), 0) + 1
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=client) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.monotonic() - started, statuses
+
+
+def srcset(args, origin, corpus):
+    """A responsive page's load on a cold cache (#34): 40 sources, each asked for at Next.js' 8 default
+    widths (capped at the source's width), in one random order, 16 connections at a time; ours with its
+    defaults and signed URLs, thumbor (2 processes) with the same list. Throughput is requests over the
+    wall time of the whole list."""
+    import pyvips
+
+    names = images(corpus)
+    sources = [(f"u/ss-{index}/{names[index % len(names)]}", names[index % len(names)]) for index in range(40)]
+    widths = {name: pyvips.Image.new_from_file(os.path.join(corpus, name)).width for name in set(names)}
+    pairs = sorted({(path, min(width, widths[name])) for path, name in sources for width in SRCSET_WIDTHS})
+    random.Random(7).shuffle(pairs)
+    ours = Ours(args.binary, args.workdir, signed=True)
+    try:
+        seconds, statuses = run_list(f"http://127.0.0.1:{OURS_PORT}", [image_url(path, width, signed=True) for path, width in pairs], 16)
+        result = {"ours": {"requests": len(pairs), "seconds": round(seconds, 2), "rps": round(len(pairs) / seconds, 2),
+                           "statuses": statuses, "peak_rss_mb": peak_rss_mb(ours.pid)}}
+    finally:
+        ours.stop()
+    thumbor = start_thumbor(args)
+    try:
+        if thumbor:
+            seconds, statuses = run_list(f"http://127.0.0.1:{THUMBOR_PORT}",
+                                         [thumbor_path(path.replace("u/ss-", "u/st-"), width) for path, width in pairs], 16)
+            result["thumbor"] = {"requests": len(pairs), "seconds": round(seconds, 2), "rps": round(len(pairs) / seconds, 2),
+                                 "statuses": statuses}
+            result["ratio"] = round(result["ours"]["rps"] / result["thumbor"]["rps"], 3)
+    finally:
+        stop_thumbor(thumbor)
+    return {"scenario": "srcset", "sources": 40, "widths": SRCSET_WIDTHS, "connections": 16, **result}
+
+
 SCENARIOS = {"memory-hit": memory_hit, "transform-classes": transform_classes, "disk-hit": disk_hit, "dedup-storm": dedup_storm, "mixed": mixed,
-             "overload": overload, "quality": quality, "floor": floor}
+             "overload": overload, "quality": quality, "floor": floor, "srcset": srcset}
 
 
 def main():
