@@ -61,17 +61,21 @@ extension ResizeBox {
             // A still WebP at its decode scale (three times the output); an animation's frames at the output.
             // libvips' loader and resize hold the scaled frame ~5 times at 4 bytes a pixel while it is
             // reduced (measured: 3000x3000 to 600 px, decoded at 1800x1800, grew the process by 62 MB;
-            // 4000x4000 to 300 px, at 900x900, by 17 MB), so 3 more copies are counted.
-            // A still WebP reduced 3x or less is decoded whole (measured: 2400x2400 to 1100 px grew the
-            // process by 42 MB, two whole frames); an animation's frames at the output's size.
+            // 4000x4000 to 300 px, at 900x900, by 17 MB; both vary from run to run), so 6 are counted.
+            // A still WebP reduced 3x or less is decoded whole and held ~3 times (measured: 2400x2400 to
+            // 1100 px grew the process by 42 to 61 MB, 23 MB a frame); an animation's frames at the
+            // output's size.
             let scale = fitted.webpScale(for: header)
             let scaled = frameCount == 1 && scale < 1
+            let copies: Int
             if scaled {
                 decoded = min(whole, Int(Double(whole) * scale * scale) + 1)
+                copies = 4
             } else {
                 decoded = frameCount == 1 ? whole : min(whole, output)
+                copies = frameCount == 1 ? 1 : 0
             }
-            extra = Self.webpDecoderBytes + (scaled ? 3 * 4 * decoded : 0)
+            extra = Self.webpDecoderBytes + copies * 4 * decoded
         case .heic, .avif:
             // libheif decodes the whole image (no shrink-on-load) into its own YUV planes, then RGB: a
             // 48 MP HEIC's thumbnail peaked at 465 MB in `vips thumbnail` (~9.5 bytes a pixel).
