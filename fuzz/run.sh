@@ -79,12 +79,14 @@ for target in "${targets[@]}"; do
   log="$out/$target.fuzz.log"
   "$binary" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=1024 -timeout=10 \
     -artifact_prefix="fuzz/findings/$target/" -print_final_stats=1 "$work" >"$log" 2>&1 || true
-  grep -E "^stat::number_of_executed_units|^#[0-9]+ *DONE" "$log" || true
   rm -rf "$work"
   if ls fuzz/findings/$target/crash-* fuzz/findings/$target/timeout-* fuzz/findings/$target/oom-* >/dev/null 2>&1; then
     echo "fuzz: $target found a failing input (fuzz/findings/$target/); the end of $log:" >&2
     grep -E "^==[0-9]+==|SUMMARY:|runtime error|^ +#[0-9]+ 0x" "$log" | tail -60 >&2 || true
     exit 1
   fi
+  # A run that never got going (the binary failed to start, or stopped at once) fails too.
+  grep -E "^stat::number_of_executed_units|^#[0-9]+ *DONE" "$log" \
+    || { echo "fuzz: $target did not run; the end of $log:" >&2; tail -40 "$log" >&2; exit 1; }
 done
 echo "fuzz: ok"

@@ -12,4 +12,3 @@ extension PadStep: ImagingStep {}
 extension FilterStep: ImagingStep {}
 extension OverlayStep: ImagingStep {}
 extension TextStep: ImagingStep {}
-extension CoverCropStep: ImagingStep {}

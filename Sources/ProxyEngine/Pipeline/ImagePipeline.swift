@@ -192,11 +192,9 @@ public final class ImagePipeline: Sendable {
             ?? knownKey ?? request.variantKey(choice: choice, sourceKey: sourceKey)
         let overlayBytes = overlay?.bytes
         let transformer = self.transformer
-        var heldInMemory: CachedVariant??
-        if case .notFresh(let probedKey, let held) = probe, probedKey == key { heldInMemory = .some(held) }
         return try await shared(
             key: key, source: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings,
-            priority: priority, heldInMemory: heldInMemory
+            priority: priority, memory: probe
         ) { original in
             let source = original.bytes
             let (encoded, transformDuration) = try await self.pool.transform(
@@ -221,11 +219,11 @@ public final class ImagePipeline: Sendable {
     /// per source), then `make` (one job per variant on the transform queue).
     func shared(
         key: VariantKey, source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double,
-        timings: RequestTimings, priority: WorkQueueState.Priority, heldInMemory: CachedVariant?? = nil,
+        timings: RequestTimings, priority: WorkQueueState.Priority, memory probe: MemoryProbe? = nil,
         make: @escaping @Sendable (Original) async throws -> Produced
     ) async throws -> Outcome {
         let stale: (variant: CachedVariant, tier: CacheTier)?
-        switch await lookUp(key, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, heldInMemory: heldInMemory) {
+        switch await lookUp(key, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, memory: probe) {
         case .found(let outcome): return outcome
         case .stale(let variant, let tier): stale = (variant, tier)
         case .missing: stale = nil
@@ -289,13 +287,15 @@ public final class ImagePipeline: Sendable {
 
     /// Memory (no I/O, one short lock), then disk (the index first: a matching ETag needs no file read),
     /// then the shared tier (a hit is kept in memory and on disk).
-    /// `heldInMemory`: what the memory tier held when the caller probed it for this key (not looked up again).
+    /// `probe`: what the memory tier held when the caller probed it; for this key it is not looked up again.
     func lookUp(
         _ key: VariantKey, sourceKey: String, conditions: ClientConditions, now: Double, timings: RequestTimings,
-        heldInMemory: CachedVariant?? = nil
+        memory probe: MemoryProbe? = nil
     ) async -> Lookup {
         let usable = { (variant: CachedVariant) in variant.isUsable(at: now, onlyIfCached: conditions.onlyIfCached) }
-        if let hit = heldInMemory ?? memory.value(for: key) {
+        let held: CachedVariant?
+        if case .notFresh(let probedKey, let probed)? = probe, probedKey == key { held = probed } else { held = memory.value(for: key) }
+        if let hit = held {
             record(.memory, hit: true)
             if usable(hit) { return .found(outcome(hit, tier: .memory, conditions, timings)) }
             return .stale(hit, .memory)

@@ -19,8 +19,6 @@ public final class TransformMemoryBudget: Sendable {
     private struct Waiter {
         let id: Int
         let bytes: Int
-        /// The budget's capacity (a waiter above it is large).
-        let capacity: Int
         let continuation: CheckedContinuation<Void, any Error>
     }
 
@@ -32,8 +30,8 @@ public final class TransformMemoryBudget: Sendable {
         var undecided: Set<Int> = []
         /// Reservations given up on (timed out or cancelled) before they joined the waiters.
         var abandoned: [Int: any Error] = [:]
-        /// Whether a job larger than the budget waits (nothing else is admitted then).
-        var largeWaiting: Bool { waiters.contains { $0.bytes > $0.capacity } }
+        /// Bytes of the largest waiting job (0: none waits); one above the capacity holds the others back.
+        var largestWaiting: Int { waiters.map(\.bytes).max() ?? 0 }
     }
 
     private let state = Mutex(State())
@@ -54,7 +52,7 @@ public final class TransformMemoryBudget: Sendable {
         guard capacity > 0 else { return 0 }
         // Admitted at once when it may start now: no timer, no wait.
         let id = state.withLock { state -> Int? in
-            if admissible(bytes, reserved: state.reserved, largeWaiting: state.largeWaiting) {
+            if admissible(bytes, reserved: state.reserved, largeWaiting: state.largestWaiting > capacity) {
                 state.reserved += bytes
                 return nil
             }
@@ -75,12 +73,12 @@ public final class TransformMemoryBudget: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<Void, any Error>? = state.withLock { state in
                     if let error = state.abandoned.removeValue(forKey: id) { return .failure(error) }
-                    if admissible(bytes, reserved: state.reserved, largeWaiting: state.largeWaiting) {
+                    if admissible(bytes, reserved: state.reserved, largeWaiting: state.largestWaiting > capacity) {
                         state.undecided.remove(id)
                         state.reserved += bytes
                         return .success(())
                     }
-                    state.waiters.append(Waiter(id: id, bytes: bytes, capacity: capacity, continuation: continuation))
+                    state.waiters.append(Waiter(id: id, bytes: bytes, continuation: continuation))
                     return nil
                 }
                 if let outcome { continuation.resume(with: outcome) }
@@ -131,7 +129,7 @@ public final class TransformMemoryBudget: Sendable {
         while index < state.waiters.count {
             let waiter = state.waiters[index]
             let large = waiter.bytes > capacity
-            if admissible(waiter.bytes, reserved: state.reserved, largeWaiting: !large && state.largeWaiting) {
+            if admissible(waiter.bytes, reserved: state.reserved, largeWaiting: !large && state.largestWaiting > capacity) {
                 state.reserved += waiter.bytes
                 state.undecided.remove(waiter.id)
                 admitted.append(waiter.continuation)

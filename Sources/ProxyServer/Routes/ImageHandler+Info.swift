@@ -1,6 +1,4 @@
 import Hummingbird
-import ImageCore
-import ProxyEngine
 
 extension ImageHandler {
     /// `GET /info?url=`: the source's size, format, alpha, frames, bytes, dominant colour and BlurHash.
