@@ -690,8 +690,10 @@ def srcset(args, origin, corpus):
     random.Random(7).shuffle(pairs)
     ours = Ours(args.binary, args.workdir, signed=True)
     try:
+        cpu_before = process_cpu_seconds(ours.pid)
         seconds, statuses = run_list(f"http://127.0.0.1:{OURS_PORT}", [image_url(path, width, signed=True) for path, width in pairs], 16)
         result = {"ours": {"requests": len(pairs), "seconds": round(seconds, 2), "rps": round(len(pairs) / seconds, 2),
+                           "cpu_seconds": round(process_cpu_seconds(ours.pid) - cpu_before, 2),
                            "statuses": statuses, "peak_rss_mb": peak_rss_mb(ours.pid)}}
     finally:
         ours.stop()

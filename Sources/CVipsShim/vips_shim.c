@@ -33,7 +33,8 @@ void ipx_vips_allow_jxl_input(void) {
 }
 
 int ipx_vips_header(const void *buffer, size_t length,
-                    int *width, int *height, int *pages, int *orientation, int *bands, int *colour_managed) {
+                    int *width, int *height, int *pages, int *orientation, int *bands, int *colour_managed,
+                    int *pixel_bytes) {
     VipsImage *image = vips_image_new_from_buffer(buffer, length, "",
                                                   "access", VIPS_ACCESS_SEQUENTIAL, NULL);
     if (!image) {
@@ -47,6 +48,7 @@ int ipx_vips_header(const void *buffer, size_t length,
     }
     *orientation = vips_image_get_orientation(image);
     *bands = vips_image_get_bands(image);
+    *pixel_bytes = (int)VIPS_IMAGE_SIZEOF_PEL(image);
     /* An sRGB profile on an RGB image needs no conversion (ipx_icc_is_srgb): its numbers are sRGB. */
     /* 2: an RGB image with a profile other than sRGB (Display P3, Adobe RGB, ...), which colour=keep keeps. */
     int has_profile = vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0;
@@ -544,4 +546,70 @@ void ipx_malloc_statistics(size_t *in_use, size_t *free_in_heaps) {
     struct mallinfo2 info = mallinfo2();
     *in_use = info.uordblks + info.hblkhd;
     *free_in_heaps = info.fordblks;
+}
+
+/* Opens a buffer for a whole decode that fails on the first decode error (fail_on=error), its profile
+   copied out of the loader (ipx_vips_with_own_profile); the pixels are read when the image is evaluated
+   (copied to memory, or resized). */
+int ipx_vips_load_strict(const void *buffer, size_t length, int random_access, VipsImage **out) {
+    VipsImage *lazy = vips_image_new_from_buffer(
+        buffer, length, random_access ? "fail_on=error,access=random" : "fail_on=error,access=sequential", NULL);
+    if (!lazy) {
+        return -1;
+    }
+    int status = ipx_vips_with_own_profile(lazy, out);
+    g_object_unref(lazy);
+    return status;
+}
+
+/* Whether the alpha band of an image with alpha is opaque everywhere (premultiplying is then the identity). */
+static int ipx_vips_alpha_is_opaque(VipsImage *in) {
+    VipsImage *alpha = NULL;
+    double minimum = 0;
+    int status = vips_extract_band(in, &alpha, vips_image_get_bands(in) - 1, NULL) || vips_min(alpha, &minimum, NULL);
+    if (alpha) g_object_unref(alpha);
+    if (status) {
+        vips_error_clear();
+        return 0;
+    }
+    VipsBandFormat format = vips_image_get_format(in);
+    if (format == VIPS_FORMAT_UCHAR) return minimum >= 255;
+    if (format == VIPS_FORMAT_USHORT) return minimum >= 65535;
+    return 0;
+}
+
+/* vips_resize with no box shrink (a reducing gap of 0): Lanczos3 all the way, with resize's own
+   pixel-centre convention (the one thumbnail uses). */
+static int ipx_vips_resize_lanczos(VipsImage *in, VipsImage **out, double hshrink, double vshrink) {
+    return vips_resize(in, out, 1.0 / hshrink, "vscale", 1.0 / vshrink, "gap", 0.0, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
+}
+
+/* Whether an image in memory has an alpha band that is not opaque everywhere (one pass over it). */
+int ipx_vips_has_real_alpha(VipsImage *in) {
+    return vips_image_hasalpha(in) && !ipx_vips_alpha_is_opaque(in);
+}
+
+/* Reduces by `hshrink` across and `vshrink` down with Lanczos3 alone. libvips 8.14's resize box-shrinks
+   first from a 4x reduction on, and on an image in memory that box shrink costs several times the
+   Lanczos reduce, as does thumbnail's premultiplied float resize of an RGBA image whose alpha is opaque
+   (bench/RESULTS.md, session 31). With `premultiply` (a real alpha) the reduce is premultiplied, as
+   vips_thumbnail does. */
+int ipx_vips_reduce_lanczos(VipsImage *in, VipsImage **out, double hshrink, double vshrink, int premultiply) {
+    if (!premultiply) {
+        return ipx_vips_resize_lanczos(in, out, hshrink, vshrink);
+    }
+    VipsImage *premultiplied = NULL, *reduced = NULL, *unpremultiplied = NULL;
+    int status = vips_premultiply(in, &premultiplied, NULL)
+        || ipx_vips_resize_lanczos(premultiplied, &reduced, hshrink, vshrink)
+        || vips_unpremultiply(reduced, &unpremultiplied, NULL)
+        || vips_cast(unpremultiplied, out, vips_image_get_format(in), NULL);
+    if (premultiplied) g_object_unref(premultiplied);
+    if (reduced) g_object_unref(reduced);
+    if (unpremultiplied) g_object_unref(unpremultiplied);
+    return status ? -1 : 0;
+}
+
+/* Bytes an image's pixels take in memory (all bands, all frames). */
+size_t ipx_vips_memory_bytes(VipsImage *in) {
+    return VIPS_IMAGE_SIZEOF_IMAGE(in);
 }

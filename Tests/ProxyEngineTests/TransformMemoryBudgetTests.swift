@@ -133,6 +133,8 @@ import TestSupport
         private let state = Mutex<(now: Int, peak: Int)>((0, 0))
         var peak: Int { state.withLock { $0.peak } }
         func lend(_ bytes: Int) { state.withLock { $0.now += bytes; $0.peak = max($0.peak, $0.now) } }
+        /// Starts a new peak from what is lent now.
+        func resetPeak() { state.withLock { $0.peak = $0.now } }
         func takeBack(_ bytes: Int) { state.withLock { $0.now -= bytes } }
     }
 
@@ -211,5 +213,38 @@ import TestSupport
         let (encoded, growth, reserved) = try await Self.measured(source, request, .fixed(.jpeg), transformer)
         #expect(try VipsImage.decode(encoded.bytes).width == width)
         #expect(growth <= reserved, "\(side) px to \(width): RSS grew \(growth) bytes, reserved \(reserved)")
+    }
+
+    /// Issue #34: a PNG decoded whole to be kept, then a variant made from the kept decode: each stays
+    /// within what it reserved (the kept decode counted once, by the cache, while it is kept).
+    @Test(arguments: [(4, 640), (3, 3000), (4, 1200)])
+    func aWholeDecodeAndAVariantFromItAreInsideTheirReservations(bands: Int, width: Int) async throws {
+        let source = try TestImages.noise(width: 3000, height: 2000, bands: bands).encoded(as: .png).bytes
+        let lender = PeakLender()
+        let pool = TransformPool(workers: 1, memoryBytes: 1 << 30, lender: lender)
+        pool.start()
+        defer { Task { try? await pool.shutdown() } }
+        let transformer = ImageTransformer(maxSourcePixels: 40_000_000, encoding: EncodingSettings())
+        func measure(_ width: Int) async throws -> (growth: Int, width: Int) {
+            let request = try ImageRequest(
+                query: [("url", "http://example.com/a.png"), ("w", String(width))], limits: .init(maxDimension: 4096))
+            _ = Vips.releaseFreeMemory()
+            try "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+            let before = try Self.statusKilobytes("VmRSS") * 1024
+            let (encoded, _) = try await pool.transform(
+                source, request: request, choice: .fixed(.jpeg), overlay: nil, with: transformer, sourceIdentity: "a|1")
+            return (try Self.statusKilobytes("VmHWM") * 1024 - before, try VipsImage.decode(encoded.bytes).width)
+        }
+        let miss = try await measure(width)
+        #expect(miss.width == width && pool.decodedSources.count == 1, "decoded whole and kept")
+        #expect(miss.growth <= lender.peak, "\(bands) bands to \(width): RSS grew \(miss.growth), reserved \(lender.peak)")
+        let kept = pool.memoryBudget.reservedBytes
+        #expect(kept == 3000 * 2000 * bands, "the kept decode holds its own bytes in the budget")
+        lender.resetPeak()
+        let hit = try await measure(300)
+        #expect(hit.width == 300)
+        #expect(hit.growth <= lender.peak - kept, "from the kept decode: RSS grew \(hit.growth), reserved \(lender.peak - kept)")
+        pool.decodedSources.removeAll()
+        #expect(pool.memoryBudget.reservedBytes == 0)
     }
 }

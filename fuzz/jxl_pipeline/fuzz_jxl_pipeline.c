@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ipx_vips_allow_jxl_input();
         started = 1;
     }
-    int width = 0, height = 0, pages = 0, orientation = 0, bands = 0, colour_managed = 0;
-    if (ipx_vips_header(data, size, &width, &height, &pages, &orientation, &bands, &colour_managed)) {
+    int width = 0, height = 0, pages = 0, orientation = 0, bands = 0, colour_managed = 0, pixel_bytes = 0;
+    if (ipx_vips_header(data, size, &width, &height, &pages, &orientation, &bands, &colour_managed, &pixel_bytes)) {
         vips_error_clear();
         return 0;
     }

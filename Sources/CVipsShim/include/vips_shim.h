@@ -37,9 +37,11 @@ int ipx_release_free_memory(void);
 void ipx_malloc_statistics(size_t *in_use, size_t *free_in_heaps);
 
 /// Reads only the header of an encoded image (no pixel decode). `colour_managed` is set when the image
-/// carries an ICC profile or is CMYK: its numbers are not sRGB and must be converted.
+/// carries an ICC profile or is CMYK: its numbers are not sRGB and must be converted. `pixel_bytes`: the
+/// bytes a decoded pixel takes (all bands).
 int ipx_vips_header(const void *buffer, size_t length,
-                    int *width, int *height, int *pages, int *orientation, int *bands, int *colour_managed);
+                    int *width, int *height, int *pages, int *orientation, int *bands, int *colour_managed,
+                    int *pixel_bytes);
 
 /// Frames of an animated WebP from its container (libwebpdemux; nothing decoded); -1 when unreadable.
 int ipx_webp_frame_count(const void *buffer, size_t length);
@@ -173,6 +175,16 @@ int ipx_icc_is_srgb(const void *data, size_t length);
 
 /// vips_thumbnail_image with the arguments of ipx_vips_thumbnail_buffer_pages.
 int ipx_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int size, int crop, int to_srgb);
+/// Opens a buffer for a whole decode that fails on the first decode error, its profile copied; the
+/// pixels are read when the image is evaluated (sequentially unless `random_access`).
+int ipx_vips_load_strict(const void *buffer, size_t length, int random_access, VipsImage **out);
+/// Reduces by `hshrink` across and `vshrink` down with Lanczos3 alone (no box shrink), premultiplied
+/// around it when `premultiply` (a real alpha).
+int ipx_vips_reduce_lanczos(VipsImage *in, VipsImage **out, double hshrink, double vshrink, int premultiply);
+/// Whether an image in memory has an alpha band that is not opaque everywhere (one pass over it).
+int ipx_vips_has_real_alpha(VipsImage *in);
+/// Bytes an image's pixels take in memory.
+size_t ipx_vips_memory_bytes(VipsImage *in);
 /// Copies an area.
 int ipx_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
 /// Places `in` in the centre of a width x height canvas filled with `background` (one value per band).

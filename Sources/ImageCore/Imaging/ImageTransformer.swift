@@ -97,7 +97,7 @@ public struct ImageTransformer: Sendable {
     ) throws(ImagingError) -> EncodedImage {
         let plan = try plan(source, request: request, choice: choice, overlay: overlay)
         switch try run(plan, source: source, overlay: overlay, reserved: plan.fullReservation, grow: { _ in true }) {
-        case .encoded(let encoded): return encoded
+        case .encoded(let encoded, _): return encoded
         case .needsFullReservation: throw .memoryBudgetBusy  // not reached: the full reservation is held
         }
     }
@@ -106,10 +106,17 @@ public struct ImageTransformer: Sendable {
     /// the output format (a JPEG XL too large for its encoder becomes WebP when negotiated), the box and
     /// the memory to reserve (the working set of the decoder that will run, the encoder's share and a
     /// watermark's).
+    /// - Parameters:
+    ///   - decoded: this source decoded whole by an earlier transform (same bytes): used instead of a decode
+    ///     when the variant is made from a whole decode (``keepsWholeDecode(of:box:format:)``) and the
+    ///     decode is of this source's size; the plan then reserves only the resize and the encoder.
+    ///     Without it such a source is decoded whole, and the run hands the decode back
+    ///     (``TransformRun/encoded(_:kept:)``) for the next variants.
     /// - Throws: ``ImagingError`` (not an image, a format turned off, too many pixels or frames, a JPEG XL
     ///   output too large).
     public func plan(
-        _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, overlay: [UInt8]? = nil
+        _ source: [UInt8], request original: ImageRequest, choice: FormatChoice, overlay: [UInt8]? = nil,
+        decoded: DecodedSource? = nil
     ) throws(ImagingError) -> TransformPlan {
         let (_, checkedHeader) = try SourceHeader.checked(
             source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput)
@@ -144,12 +151,49 @@ public struct ImageTransformer: Sendable {
         // A file the DC-only decoder may take reserves without libjpeg's coefficient buffer first and tries
         // it; if the decoder declines, the whole reservation (buffer included) is taken before libjpeg runs:
         // what is reserved always covers the decoder that actually runs.
+        let whole = keepsWholeDecode(of: header, box: box, format: format)
+        if whole, let decoded, decoded.matches(header) {
+            let bytes = box.estimatedBytesFromWholeDecode(for: header, realAlpha: decoded.hasRealAlpha) + extraBytes
+            return TransformPlan(
+                request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
+                decoded: decoded, decodesWhole: false, reservation: bytes, fullReservation: bytes)
+        }
+        if whole {
+            // Reserved for an opaque alpha first; a real one (found once decoded) grows the reservation.
+            let opaque = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: false) + extraBytes
+            let full = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: header.hasAlpha) + extraBytes
+            return TransformPlan(
+                request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
+                decoded: nil, decodesWhole: true, reservation: opaque, fullReservation: full)
+        }
         let full = box.estimatedWorkingSetBytes(for: header, format: format) + extraBytes
         let triesEighth = box.mayDecodeEighth(for: header, format: format)
         let first = triesEighth ? box.estimatedWorkingSetBytes(for: header, format: format, eighthDecoded: true) + extraBytes : full
         return TransformPlan(
             request: request, header: header, choice: choice, box: box, keepProfile: keepProfile,
-            triesEighthFirst: triesEighth, reservation: first, fullReservation: full)
+            triesEighthFirst: triesEighth, decoded: nil, decodesWhole: false, reservation: first, fullReservation: full)
+    }
+
+    /// Whether a variant of this source is made from a whole decode of it in memory (``DecodedSource``,
+    /// kept for the next variants): a still image of a format whose decoder cannot scale at all (PNG,
+    /// GIF: the loader decodes them whole anyway), with no crop rectangle and one frame loaded. In memory,
+    /// an opaque alpha is found and not premultiplied, and the resize is Lanczos3 alone
+    /// (``ResizeStep/apply(toWhole:header:deadline:)``). A JPEG's
+    /// DCT-scaled decode and a WebP's scaled decode cost less than resizing a whole decode (and a whole
+    /// WebP decode holds twice the memory of the scaled one); HEIC, AVIF and JPEG XL decoders hold more
+    /// memory than their estimates allow for a decode kept in memory. Those are decoded per variant.
+    /// Whether `bytes` are of a format whose variants are made from a whole decode (PNG, GIF), from their
+    /// first bytes: the sources a decode may be kept of.
+    public static func decodesWhole(_ bytes: [UInt8]) -> Bool {
+        switch SourceFormat(sniffing: bytes) {
+        case .png, .gif: true
+        default: false
+        }
+    }
+
+    func keepsWholeDecode(of header: SourceHeader, box: ResizeBox, format: SourceFormat?) -> Bool {
+        guard box.crop == nil, box.frames == 1, header.frames == 1 else { return false }
+        return format == .png || format == .gif
     }
 
     /// Runs `plan` on this thread, holding `reserved` bytes of the memory budget.
@@ -184,8 +228,21 @@ public struct ImageTransformer: Sendable {
             }
         }
         var image: VipsImage
-        do {
-            image = try SourceSteps(box: plan.box).image(from: source, header: plan.header, deadline: deadline, eighth: eighth)
+        var kept: DecodedSource?
+        do throws(ImagingError) {
+            if let decoded = plan.decoded {
+                image = try SourceSteps(box: plan.box).image(fromWhole: decoded, header: plan.header, deadline: deadline)
+            } else if plan.decodesWhole {
+                let decoded = try DecodedSource.decoding(source, deadline: deadline)
+                guard decoded.matches(plan.header) else { throw ImagingError.undecodable }
+                if decoded.hasRealAlpha, reserved < plan.fullReservation, !grow(plan.fullReservation) {
+                    return .needsFullReservation
+                }
+                image = try SourceSteps(box: plan.box).image(fromWhole: decoded, header: plan.header, deadline: deadline)
+                kept = decoded
+            } else {
+                image = try SourceSteps(box: plan.box).image(from: source, header: plan.header, deadline: deadline, eighth: eighth)
+            }
         } catch .undecodable where plan.box.frames > 1 && !deadline.hasExpired {
             // A later frame is damaged: served from the first frame, as every one-frame variant of this
             // source is (one answer per source, whatever the output format).
@@ -201,7 +258,7 @@ public struct ImageTransformer: Sendable {
         let encode = EncodeStep(
             choice: plan.choice, request: request, settings: encoding, keepProfile: plan.keepProfile,
             placeholderQuality: Self.placeholderQuality)
-        return .encoded(try encode.apply(to: image, deadline: deadline))
+        return .encoded(try encode.apply(to: image, deadline: deadline), kept: kept)
     }
 
     /// The steps between the resize and the encoder, in their order: sRGB, the pad canvas, the filters,

@@ -17,6 +17,29 @@ extension ResizeBox {
         estimate(for: header, format: format, eighthDecoded: eighthDecoded).bytes
     }
 
+    /// The memory a transform needs that decodes the source whole into memory (``DecodedSource``): the
+    /// decode (``SourceHeader/decodedPixelBytes`` a pixel), GIF's decoder's own RGBA frame, and the resize
+    /// from it (``estimatedBytesFromWholeDecode(for:realAlpha:)``). `realAlpha`: the alpha is not opaque
+    /// (known once decoded; a transform of a source with alpha reserves for an opaque one first and
+    /// grows when it is not).
+    func estimatedBytesDecodingWhole(for header: SourceHeader, format: SourceFormat?, realAlpha: Bool) -> Int {
+        let whole = header.width * header.height
+        let decoder = format == .gif ? 4 * whole : 0
+        return header.decodedPixelBytes * whole + decoder + estimatedBytesFromWholeDecode(for: header, realAlpha: realAlpha)
+    }
+
+    /// The memory a transform needs to resize from a source decoded whole into memory, the decode itself
+    /// not counted when another holds it (a kept decode): libvips' buffers and malloc's arenas while it
+    /// resizes, 2 bytes a source pixel (7 with a real alpha, premultiplied in floating point), and three
+    /// images the output's size (4 bytes a pixel: the output, its copy, a cover's image before the crop)
+    /// with 8 MiB. Measured through the pool as peak RSS growth, repeated runs of 3000×2000 PNGs made
+    /// into 300 to 3000 px (`TransformMemoryBudgetTests`): a miss of RGBA with real alpha 30–63 MB (this
+    /// estimate, with the decode: 75–140 MB), of RGB 20–32 MB (38–92 MB); a variant from the kept RGBA
+    /// decode up to 48 MB (51–122 MB).
+    func estimatedBytesFromWholeDecode(for header: SourceHeader, realAlpha: Bool) -> Int {
+        (realAlpha ? 7 : 2) * header.width * header.height + 4 * 3 * estimatedOutputPixels(for: header) + (8 << 20)
+    }
+
     /// Pixels of the output (every frame), as ``estimatedWorkingSetBytes(for:format:eighthDecoded:)`` counts
     /// them: what the encoder works on (``EncoderWorkingSet``).
     func estimatedOutputPixels(for header: SourceHeader) -> Int {

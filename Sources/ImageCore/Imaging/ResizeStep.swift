@@ -5,6 +5,9 @@ import CVipsShim
 /// animated sources' frames), then, for a cover box anchored off-centre or on a focal point, the crop
 /// around the anchor (``CoverCropStep``).
 struct ResizeStep {
+    typealias Size = ResizeBox.Size
+    typealias Crop = ResizeBox.Crop
+
     /// The box, fitted to the source.
     let box: ResizeBox
 
@@ -52,6 +55,59 @@ struct ResizeStep {
         }
         return try coverCropped(image)
     }
+
+    /// The resized, upright image of a source decoded whole into memory (``DecodedSource``), which is
+    /// only read (other transforms may be reading it too) and never watched by `deadline`.
+    ///
+    /// libvips 8.14's `thumbnail` of a whole image in memory is slow: its resize box-shrinks first from a
+    /// 4x reduction on, and it resizes an RGBA image premultiplied in floating point; either costs more
+    /// than the decode (`bench/RESULTS.md`, session 31). Below ``lanczosOnlyBelow`` the reduction is made
+    /// by Lanczos3 alone (`ipx_vips_reduce_lanczos`, premultiplied when the alpha is real):
+    /// straight to the output's size when it is forced (a contain or fill reduction), to twice the output
+    /// before a crop in `thumbnail` from a 4x reduction on. `thumbnail` then does the rest: the
+    /// orientation, the colour conversion and, for a crop, the last factor of two. From
+    /// ``lanczosOnlyBelow`` on, `thumbnail` does it all, as the loader path does.
+    /// - Throws: ``ImagingError/processingFailed`` when libvips fails.
+    func apply(toWhole decoded: DecodedSource, header: SourceHeader, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage {
+        let whole = decoded.image
+        let premultiply: Int32 = decoded.hasRealAlpha ? 1 : 0
+        let arguments = box.thumbnailArguments(for: header)
+        let toSRGB: Int32 = header.colourManaged ? 1 : 0
+        let reduction = box.reduction(for: header)
+        var input = whole
+        if reduction < Self.lanczosOnlyBelow {
+            if arguments.size == Size.force.rawValue, let (across, down) = forcedShrink(of: whole, header: header, arguments: arguments) {
+                input = try whole.producing { ipx_vips_reduce_lanczos($0, $1, across, down, premultiply) }
+            } else if arguments.crop != Crop.none.rawValue, reduction >= 4 {
+                input = try whole.producing { ipx_vips_reduce_lanczos($0, $1, reduction / 2, reduction / 2, premultiply) }
+            }
+        }
+        let lazy = try input.producing {
+            ipx_vips_thumbnail_image(
+                $0, $1, Int32(arguments.width), Int32(arguments.height), arguments.size, arguments.crop, toSRGB)
+        }
+        deadline?.watch(lazy)
+        return try coverCropped(try lazy.producing { ipx_vips_copy_memory($0, $1) })
+    }
+
+    /// The shrink across and down from the whole decode to a forced output size, in the decode's own axes
+    /// (before the orientation turns it); nil when either side would grow.
+    private func forcedShrink(
+        of whole: VipsImage, header: SourceHeader, arguments: (width: Int, height: Int, size: Int32, crop: Int32)
+    ) -> (Double, Double)? {
+        let swapsAxes = (5...8).contains(header.orientation)
+        let across = Double(whole.width) / Double(swapsAxes ? arguments.height : arguments.width)
+        let down = Double(whole.height) / Double(swapsAxes ? arguments.width : arguments.height)
+        guard across >= 1, down >= 1, across > 1 || down > 1 else { return nil }
+        return (across, down)
+    }
+
+    /// The reduction below which a whole decode is reduced by Lanczos3 alone. Measured on 8 PNG photographs
+    /// (the benchmark's and the Plasma wallpapers) at 200–2048 px, SSIM against Pillow's Lanczos of the
+    /// whole image: Lanczos3 alone is closer than `thumbnail`'s box shrink and Lanczos3 at every reduction
+    /// from 4x to 8x (0.9995 against 0.9982 at 640 px), and further from 8.5x on (libvips' reduce with
+    /// very wide kernels), where `thumbnail` keeps doing it (`bench/RESULTS.md`, session 31).
+    static let lanczosOnlyBelow = 8.0
 
     /// The rectangle ``CropStep`` cut out, resized into the box.
     /// - Throws: ``ImagingError/processingFailed`` when libvips fails.

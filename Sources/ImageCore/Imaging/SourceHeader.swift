@@ -24,6 +24,12 @@ public struct SourceHeader: Sendable, Equatable {
     /// ``JPEGEighthDecoder`` can make its 1/8 image from the DC scans, without the coefficient buffer.
     public var jpegEighthDecodable: Bool
 
+    /// Bytes one decoded pixel takes, all bands (3 for 8-bit RGB, 8 for 16-bit RGBA): what a whole
+    /// decode kept in memory (``DecodedSource``) holds per pixel. 4 unless read from a file.
+    public var decodedPixelBytes = 4
+    /// The image has an alpha band (grey or RGB with alpha).
+    public var hasAlpha = false
+
     /// Width and height as displayed, after EXIF orientation.
     public var orientedSize: (width: Int, height: Int) {
         (5...8).contains(orientation) ? (height, width) : (width, height)
@@ -73,9 +79,9 @@ public struct SourceHeader: Sendable, Equatable {
         if containerFrames == -3 { throw .undecodable }
         if let containerFrames, containerFrames > limit { throw .tooManyFrames(limit: maxFrames) }
         var width: Int32 = 0, height: Int32 = 0, pages: Int32 = 0, orientation: Int32 = 0, bands: Int32 = 0
-        var colourManaged: Int32 = 0
+        var colourManaged: Int32 = 0, pixelBytes: Int32 = 0
         let status = bytes.withUnsafeBytes { raw in
-            ipx_vips_header(raw.baseAddress, raw.count, &width, &height, &pages, &orientation, &bands, &colourManaged)
+            ipx_vips_header(raw.baseAddress, raw.count, &width, &height, &pages, &orientation, &bands, &colourManaged, &pixelBytes)
         }
         guard status == 0 else {
             _ = Vips.takeError()
@@ -91,6 +97,8 @@ public struct SourceHeader: Sendable, Equatable {
         self.orientation = (1...8).contains(Int(orientation)) ? Int(orientation) : 1
         self.colourManaged = colourManaged != 0
         self.wideGamutProfile = colourManaged == 2
+        self.decodedPixelBytes = (1...64).contains(Int(pixelBytes)) ? Int(pixelBytes) : 4
+        self.hasAlpha = bands == 2 || bands == 4
         self.jpegCoefficientBytes = Int(layout.coefficient_bytes)
         self.jpegEighthDecodable =
             layout.progressive != 0 && layout.uniform_sampling != 0 && (layout.components == 1 || layout.components == 3)

@@ -1,5 +1,6 @@
 /// The steps that turn source bytes into the resized image, in their order: scale-on-load
-/// (``ScaleOnLoadStep``) or, with `crop`, the cut (``CropStep``), then the resize (``ResizeStep``).
+/// (``ScaleOnLoadStep``) or, with `crop`, the cut (``CropStep``), then the resize (``ResizeStep``); or, for
+/// a source decoded whole (``DecodedSource``), the resize alone.
 struct SourceSteps {
     /// The request's box.
     let box: ResizeBox
@@ -17,5 +18,11 @@ struct SourceSteps {
         let fitted = box.coverBoxFitted(to: header)
         let loaded = try ScaleOnLoadStep(box: fitted).apply(to: bytes, header: header, deadline: deadline, eighth: eighth)
         return try ResizeStep(box: fitted).apply(to: loaded, bytes: bytes, header: header, deadline: deadline)
+    }
+
+    /// The resized, upright image of a source decoded whole (``DecodedSource``): no scale-on-load, no crop.
+    /// - Throws: ``ImagingError/processingFailed`` when libvips fails.
+    func image(fromWhole decoded: DecodedSource, header: SourceHeader, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage {
+        try ResizeStep(box: box.coverBoxFitted(to: header)).apply(toWhole: decoded, header: header, deadline: deadline)
     }
 }

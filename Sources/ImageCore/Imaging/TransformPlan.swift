@@ -3,6 +3,11 @@
 /// ``ImageTransformer/plan(_:request:choice:overlay:)`` off the transform pool, so the pool's admission
 /// reserves ``reservation`` before a job takes a thread; run by ``ImageTransformer/run(_:source:overlay:reserved:grow:)``.
 public struct TransformPlan: Sendable {
+    /// Whether this plan resizes from a kept whole decode of the source (no decode of its own).
+    public var usesDecodedSource: Bool { decoded != nil }
+    /// Whether this plan decodes the source whole and hands the decode back to be kept.
+    public var keepsWholeDecode: Bool { decodesWhole }
+
     let request: ImageRequest
     let header: SourceHeader
     let choice: FormatChoice
@@ -13,11 +18,18 @@ public struct TransformPlan: Sendable {
     let triesEighthFirst: Bool
     /// The DC-only decoder declined this source in an earlier run: it is not tried again.
     var eighthDeclined = false
+    /// The source decoded whole by an earlier transform, resized from instead of decoding (its memory is
+    /// held by whoever keeps it, not by this plan's reservation).
+    let decoded: DecodedSource?
+    /// The source is decoded whole into memory and the run hands the decode back
+    /// (``TransformRun/encoded(_:kept:)``) to be kept for the source's next variants.
+    let decodesWhole: Bool
 
     /// Bytes to reserve before the transform runs.
     public let reservation: Int
-    /// Bytes the transform needs when the DC-only decoder declines the source (``reservation`` when it
-    /// is not tried first): libjpeg's coefficient buffer included.
+    /// Bytes the transform needs when the DC-only decoder declines the source (libjpeg's coefficient
+    /// buffer included), or when a source decoded whole has a real alpha (premultiplied in floating
+    /// point); ``reservation`` when neither can happen.
     public let fullReservation: Int
 
     /// The plan for running again after the DC-only decoder declined and the run asked for
@@ -25,7 +37,7 @@ public struct TransformPlan: Sendable {
     public var withFullReservation: TransformPlan {
         var plan = TransformPlan(
             request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
-            reservation: fullReservation, fullReservation: fullReservation)
+            decoded: decoded, decodesWhole: decodesWhole, reservation: fullReservation, fullReservation: fullReservation)
         plan.eighthDeclined = triesEighthFirst || eighthDeclined
         return plan
     }
@@ -33,10 +45,11 @@ public struct TransformPlan: Sendable {
 
 /// What a run of a plan gave.
 public enum TransformRun: Sendable {
-    /// The variant.
-    case encoded(EncodedImage)
-    /// The DC-only decoder declined the source and the budget could not grow to the plan's
-    /// ``TransformPlan/fullReservation`` at once: reserve it (waiting off the pool) and run
-    /// ``TransformPlan/withFullReservation``.
+    /// The variant, and the source's whole decode when the plan made one to keep
+    /// (``TransformPlan/decodesWhole``).
+    case encoded(EncodedImage, kept: DecodedSource?)
+    /// The DC-only decoder declined the source (or a whole decode found a real alpha) and the budget
+    /// could not grow to the plan's ``TransformPlan/fullReservation`` at once: reserve it (waiting off the
+    /// pool) and run ``TransformPlan/withFullReservation``.
     case needsFullReservation
 }

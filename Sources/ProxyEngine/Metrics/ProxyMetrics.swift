@@ -49,6 +49,7 @@ public final class ProxyMetrics: Sendable {
     let queueWait: [Stage: DurationHistogram]
     let inflight: [Stage: Gauge]
     let dedupJoins: [Stage: Counter]
+    let decodedSourceEvents: [DecodedSourceCache.Event: Counter]
     let outputBytes: ValueHistogram
     public let vipsMemory: Gauge
     public let vipsMemoryHighWater: Gauge
@@ -126,6 +127,13 @@ public final class ProxyMetrics: Sendable {
         })
         outputBytes = registry.makeValueHistogram(
             descriptor: name("imageproxy_output", "bytes", "Size of encoded images produced."), labels: [], buckets: Self.byteBuckets)
+        decodedSourceEvents = Dictionary(uniqueKeysWithValues: DecodedSourceCache.Event.allCases.map { event in
+            (event, registry.makeCounter(
+                descriptor: name(
+                    "imageproxy_decoded_sources", "total",
+                    "Whole decodes kept for a source's next variants: hit (a variant made from one), kept, dropped (no room)."),
+                labels: [("event", event.rawValue)]))
+        })
         vipsMemory = registry.makeGauge(descriptor: name("imageproxy_vips_memory", "bytes", "Memory libvips tracks as allocated now."))
         vipsMemoryHighWater = registry.makeGauge(
             descriptor: name("imageproxy_vips_memory_highwater", "bytes", "Most memory libvips has tracked at once since start."))
@@ -276,6 +284,11 @@ public final class ProxyMetrics: Sendable {
     /// A request joined identical work under way.
     public func recordDedupJoin(_ stage: Stage) {
         dedupJoins[stage]?.increment()
+    }
+
+    /// A kept whole decode was used, kept or dropped (``DecodedSourceCache``).
+    public func recordDecodedSource(_ event: DecodedSourceCache.Event) {
+        decodedSourceEvents[event]?.increment()
     }
 
     /// The Prometheus text exposition of every metric.

@@ -198,7 +198,8 @@ public final class ImagePipeline: Sendable {
         ) { original in
             let source = original.bytes
             let (encoded, transformDuration) = try await self.pool.transform(
-                source, request: request, choice: choice, overlay: overlayBytes, with: transformer, requestID: timings.requestID)
+                source, request: request, choice: choice, overlay: overlayBytes, with: transformer, requestID: timings.requestID,
+                sourceIdentity: DecodedSourceCache.identity(sourceKey: sourceKey, bytes: source))
             self.metrics.recordTransform(
                 format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
             if let quality = encoded.chosenQuality {

@@ -15,13 +15,22 @@ public final class TransformPool: Sendable {
     /// The jobs running now and their request ids ("" for none).
     private let running = Mutex<(next: Int, ids: [Int: String])>((0, [:]))
 
+    /// Sources decoded whole, kept for their next variants (one decode for a srcset), inside the budget.
+    public let decodedSources: DecodedSourceCache
+
     /// Creates a pool of `workers` threads (0 means one per core) whose transforms hold at most
-    /// `memoryBytes` together (0: no budget), lent by `lender` (the memory tier) while they run; call
-    /// ``start()`` before use.
-    public init(workers: Int, memoryBytes: Int = 0, lender: (any TransformMemoryLender)? = nil) {
+    /// `memoryBytes` together (0: no budget), lent by `lender` (the memory tier) while they run, and
+    /// which keeps whole decodes as `decodedSources` says (counted with `observe`); call ``start()``
+    /// before use.
+    public init(
+        workers: Int, memoryBytes: Int = 0, lender: (any TransformMemoryLender)? = nil,
+        decodedSources: DecodedSourceCache.Settings = DecodedSourceCache.Settings(),
+        observe: (@Sendable (DecodedSourceCache.Event) -> Void)? = nil
+    ) {
         let count = workers > 0 ? workers : System.coreCount
         self.workers = count
         memoryBudget = TransformMemoryBudget(capacity: memoryBytes, lender: lender)
+        self.decodedSources = DecodedSourceCache(settings: decodedSources, budget: memoryBudget, observe: observe)
         self.threadPool = NIOThreadPool(numberOfThreads: count)
     }
 
@@ -36,37 +45,52 @@ public final class TransformPool: Sendable {
     /// reserved (waiting here, at most the transform time limit, never on a pool thread), then run on a
     /// pool thread. When the DC-only decoder declines a source and the budget cannot grow at once, the
     /// job gives its thread back, waits here for the whole reservation and runs again.
+    ///
+    /// With `sourceIdentity` (``DecodedSourceCache/identity(sourceKey:bytes:)``), a whole decode
+    /// kept for it (``decodedSources``) is resized from instead of decoding, and a source that is decoded
+    /// whole is kept for its next variants.
     /// - Returns: the variant and the time spent on pool threads.
     /// - Throws: ``ImagingError`` (``ImagingError/memoryBudgetBusy`` when the memory stays taken).
     public func transform(
         _ source: [UInt8], request: ImageRequest, choice: FormatChoice, overlay: [UInt8]?, with transformer: ImageTransformer,
-        requestID: String? = nil
+        requestID: String? = nil, sourceIdentity: String? = nil
     ) async throws -> (encoded: EncodedImage, duration: Duration) {
-        var plan = try transformer.plan(source, request: request, choice: choice, overlay: overlay)
-        let limit = transformer.maxTransformMilliseconds
-        let wait = Duration.milliseconds(limit > 0 ? limit : 10_000)
+        let lease = sourceIdentity.flatMap { decodedSources.lease($0) }
+        defer { lease?.end() }
+        var plan = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: lease?.source)
+        if !plan.usesDecodedSource { lease?.end() }
         var duration = Duration.zero
-        let budget = memoryBudget
         while true {
-            let reserved = Mutex(try await budget.reserve(plan.reservation, wait: wait))
-            defer { budget.release(reserved.withLock { $0 }) }
-            let attempt = plan
-            let (outcome, spent) = try await run(requestID: requestID) { () throws -> (TransformRun, Duration) in
-                let begin = ContinuousClock.now
-                let outcome = try transformer.run(attempt, source: source, overlay: overlay, reserved: reserved.withLock { $0 }) { bytes in
-                    reserved.withLock { held in
-                        guard budget.tryGrow(from: held, to: bytes) else { return false }
-                        held = max(held, bytes)
-                        return true
-                    }
-                }
-                return (outcome, ContinuousClock.now - begin)
-            }
+            let (outcome, spent) = try await reserveAndRun(plan, source: source, overlay: overlay, with: transformer, requestID: requestID)
             duration += spent
             switch outcome {
-            case .encoded(let encoded): return (encoded, duration)
+            case .encoded(let encoded, let kept):
+                // Kept after this job's reservation went back, so that the decode's own bytes fit.
+                if let kept, let sourceIdentity { decodedSources.keep(kept, for: sourceIdentity) }
+                return (encoded, duration)
             case .needsFullReservation: plan = plan.withFullReservation
             }
+        }
+    }
+
+    /// Reserves `plan`'s memory (waiting off the pool), runs it on a pool thread, and gives the memory back.
+    private func reserveAndRun(
+        _ plan: TransformPlan, source: [UInt8], overlay: [UInt8]?, with transformer: ImageTransformer, requestID: String?
+    ) async throws -> (TransformRun, Duration) {
+        let limit = transformer.maxTransformMilliseconds
+        let budget = memoryBudget
+        let reserved = Mutex(try await budget.reserve(plan.reservation, wait: .milliseconds(limit > 0 ? limit : 10_000)))
+        defer { budget.release(reserved.withLock { $0 }) }
+        return try await run(requestID: requestID) { () throws -> (TransformRun, Duration) in
+            let begin = ContinuousClock.now
+            let outcome = try transformer.run(plan, source: source, overlay: overlay, reserved: reserved.withLock { $0 }) { bytes in
+                reserved.withLock { held in
+                    guard budget.tryGrow(from: held, to: bytes) else { return false }
+                    held = max(held, bytes)
+                    return true
+                }
+            }
+            return (outcome, ContinuousClock.now - begin)
         }
     }
 

@@ -35,14 +35,40 @@ public final class TransformMemoryBudget: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Memory held in the budget that gives itself back on demand (the kept decodes), asked before a
+    /// reservation waits; held weakly (it holds the budget).
+    private let reclaimer = Mutex(WeakReclaimer())
+
+    private struct WeakReclaimer {
+        weak var value: (any TransformMemoryReclaimer)?
+    }
 
     public init(capacity: Int, lender: (any TransformMemoryLender)? = nil) {
         self.capacity = capacity
         self.lender = lender
     }
 
-    /// Bytes reserved by running transforms now.
+    /// Bytes reserved by running transforms (and kept decodes) now.
     public var reservedBytes: Int { state.withLock { $0.reserved } }
+
+    /// Sets what is asked to give memory back before a reservation waits.
+    public func setReclaimer(_ value: any TransformMemoryReclaimer) {
+        reclaimer.withLock { $0.value = value }
+    }
+
+    /// Reserves `bytes` only if that fits now and no job waits (memory kept for later use, which must
+    /// never hold a transform back), without waiting.
+    /// - Returns: whether it was reserved (always true without a budget).
+    public func tryReserve(_ bytes: Int) -> Bool {
+        guard capacity > 0 else { return true }
+        let reserved = state.withLock { state in
+            let fits = bytes <= capacity && state.waiters.isEmpty && state.undecided.isEmpty && state.reserved + bytes <= capacity
+            if fits { state.reserved += bytes }
+            return fits
+        }
+        if reserved { lender?.lend(bytes) }
+        return reserved
+    }
 
     /// Reserves `bytes`, waiting at most `wait` for running jobs to give memory back.
     /// - Returns: the bytes to give back with ``release(_:)`` (0 when there is no budget).
@@ -63,6 +89,12 @@ public final class TransformMemoryBudget: Sendable {
         guard let id else {
             lender?.lend(bytes)
             return bytes
+        }
+        // Kept decodes give their memory back before anyone waits for it; the admission is tried again
+        // below, before the job queues.
+        if let reclaimer = reclaimer.withLock({ $0.value }) {
+            let shortfall = state.withLock { state in bytes > capacity ? state.reserved : state.reserved + bytes - capacity }
+            if shortfall > 0 { reclaimer.reclaim(shortfall) }
         }
         let timeout = Task { [self] in
             guard (try? await Task.sleep(for: wait)) != nil else { return }
@@ -108,12 +140,24 @@ public final class TransformMemoryBudget: Sendable {
     /// Gives back what ``reserve(_:wait:)`` returned (and any growth ``tryGrow(from:to:)`` gave).
     public func release(_ bytes: Int) {
         guard bytes > 0 else { return }
-        let admitted = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+        let (admitted, shortfall) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], Int) in
             state.reserved -= bytes
-            return admitWaiters(&state)
+            let admitted = admitWaiters(&state)
+            return (admitted, self.shortfall(of: state))
         }
         lender?.takeBack(bytes)
         for continuation in admitted { continuation.resume() }
+        // Jobs still wait: kept decodes give their memory back (each one given back releases again,
+        // until nothing unused is left).
+        if shortfall > 0, let reclaimer = reclaimer.withLock({ $0.value }) { reclaimer.reclaim(shortfall) }
+    }
+
+    /// What the first job to be admitted lacks (the largest waiting when it is larger than the budget: it
+    /// needs the budget empty); 0 when none waits.
+    private func shortfall(of state: State) -> Int {
+        if state.largestWaiting > capacity { return state.reserved }
+        guard let first = state.waiters.first else { return 0 }
+        return max(0, state.reserved + first.bytes - capacity)
     }
 
     /// Whether a job of `bytes` may start beside `reserved`: a large one alone; others where they fit and

@@ -7,3 +7,11 @@ public protocol TransformMemoryLender: Sendable {
     /// A transform gave back `bytes` lent before.
     func takeBack(_ bytes: Int)
 }
+
+/// Memory held in the ``TransformMemoryBudget`` for later use that gives itself back on demand: asked
+/// before a transform's reservation waits (the kept decodes of ``DecodedSourceCache``).
+public protocol TransformMemoryReclaimer: AnyObject, Sendable {
+    /// Gives back at least `bytes` if it can (what no transform is using), through the budget's
+    /// ``TransformMemoryBudget/release(_:)``.
+    func reclaim(_ bytes: Int)
+}

@@ -67,9 +67,12 @@ public final class ProxyRuntime: Service, Sendable {
         sourceKeys = SourceKeyPolicy(ignoredParameters: configuration.cache.ignoredSourceParameters)
         fetcher = OriginFetcher(settings: configuration.fetch, logger: logger, metrics: metrics)
         sharedTier = configuration.cache.shared.isEnabled ? SharedTier(settings: configuration.cache.shared, metrics: metrics) : nil
+        var decodedSources = DecodedSourceCache.Settings()
+        decodedSources.capacity = configuration.image.decodedSourceBytes
+        decodedSources.lifetime = .seconds(configuration.image.decodedSourceSeconds)
         transformPool = TransformPool(
             workers: configuration.image.workers, memoryBytes: configuration.image.transformer.maxTransformBytes,
-            lender: memoryCache)
+            lender: memoryCache, decodedSources: decodedSources, observe: { metrics.recordDecodedSource($0) })
         pipeline = ImagePipeline(
             memory: memoryCache, disk: diskCache, negative: negativeCache, statistics: statistics,
             fetcher: fetcher, pool: transformPool,

@@ -97,6 +97,8 @@ extension ProxyConfiguration {
         .integer("image.maxTransformMs", 0...600_000, \.image.transformer.maxTransformMilliseconds),
         .integer("image.maxTransformBytes", 0...(1 << 40), \.image.transformer.maxTransformBytes),
         .integer("image.workers", 0...256, \.image.workers),
+        .integer("image.decodedSourceBytes", 0...(1 << 40), \.image.decodedSourceBytes),
+        .integer("image.decodedSourceSeconds", 1...3600, \.image.decodedSourceSeconds),
         .boolean("image.autoAVIF", \.image.autoAVIF),
         .integer("image.jpegQuality", 1...100, \.image.transformer.encoding.jpegQuality),
         .integer("image.webpQuality", 1...100, \.image.transformer.encoding.webpQuality),

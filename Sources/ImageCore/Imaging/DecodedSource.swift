@@ -1,0 +1,57 @@
+import CVipsShim
+
+/// A source decoded whole into memory, kept for a short time so that the other widths of a srcset are
+/// resized from it instead of decoding the same bytes again (ProxyEngine's `DecodedSourceCache`).
+///
+/// Only formats whose decoders cannot scale are kept this way (PNG and GIF;
+/// ``ImageTransformer/keepsWholeDecode(of:box:format:)``): a JPEG's DCT-scaled decode and a WebP's scaled
+/// decode are cheaper than resizing a whole decode, so they are decoded per variant as before.
+///
+/// Sendable by construction: the image is in memory and its pixels and metadata are never written after
+/// it is made; libvips lets any number of pipelines on any threads read an image in memory (each makes
+/// its own regions). It is never handed to ``TransformDeadline`` (a kill flag on it would stop every
+/// transform reading it); the transforms watch their own outputs.
+public final class DecodedSource: @unchecked Sendable {
+    let image: VipsImage
+    /// Width of the decoded image (the source's, before orientation).
+    public let width: Int
+    /// Height of the decoded image (the source's, before orientation).
+    public let height: Int
+    /// Bytes its pixels take in memory: what it holds of the transform memory budget while kept.
+    public let bytes: Int
+    /// It has an alpha band that is not opaque everywhere: resizes premultiply it (in floating point).
+    public let hasRealAlpha: Bool
+
+    init(image: VipsImage) {
+        self.image = image
+        width = image.width
+        height = image.height
+        bytes = Int(ipx_vips_memory_bytes(image.pointer))
+        hasRealAlpha = ipx_vips_has_real_alpha(image.pointer) != 0
+    }
+
+    /// Decodes `bytes` whole into memory (failing on the first decode error, as the loader path does),
+    /// stopped by `deadline`.
+    /// - Throws: ``ImagingError/undecodable``.
+    static func decoding(_ bytes: [UInt8], deadline: TransformDeadline?) throws(ImagingError) -> DecodedSource {
+        let decoded: UnsafeMutablePointer<_VipsImage>? = bytes.withUnsafeBytes { raw in
+            var lazy: UnsafeMutablePointer<_VipsImage>?
+            guard ipx_vips_load_strict(raw.baseAddress, raw.count, 0, &lazy) == 0, let lazy else { return nil }
+            let opened = VipsImage(taking: lazy)
+            deadline?.watch(opened)
+            var copy: UnsafeMutablePointer<_VipsImage>?
+            guard ipx_vips_copy_memory(opened.pointer, &copy) == 0 else { return nil }
+            return copy
+        }
+        guard let decoded else {
+            _ = Vips.takeError()
+            throw .undecodable
+        }
+        return DecodedSource(image: VipsImage(taking: decoded))
+    }
+
+    /// Whether this decode is of a source with `header`'s size.
+    func matches(_ header: SourceHeader) -> Bool {
+        width == header.width && height == header.height
+    }
+}

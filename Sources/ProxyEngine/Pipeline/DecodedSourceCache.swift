@@ -1,0 +1,243 @@
+import ImageCore
+import Synchronization
+
+/// Sources decoded whole, kept a short time so that the other widths of a srcset are resized from one
+/// decode (#34): the first variant of a PNG or GIF source decodes it whole into memory and hands
+/// the decode here; the next variants of the same bytes, while it is kept, resize from it.
+///
+/// Keyed by the source's identity (its cache key and a hash of its bytes, ``identity(sourceKey:bytes:)``,
+/// so a changed source never meets an old decode). Bounded three ways: by ``Settings/capacity``; by the transform
+/// memory budget, in which every kept decode holds its bytes, taken only when they fit without holding
+/// any transform back and given back on demand (``TransformMemoryReclaimer``) before a transform waits;
+/// and by ``Settings/lifetime`` without use. A decode in use by a transform is never given back until
+/// the transform is over.
+public final class DecodedSourceCache: TransformMemoryReclaimer {
+    /// How much is kept and for how long; the defaults are the service's (`image.decodedSource*`).
+    public struct Settings: Sendable, Equatable {
+        /// Most bytes of decodes kept (`image.decodedSourceBytes`); 0 keeps none. Default 128 MiB, inside
+        /// the transform memory budget (192 MiB), which running transforms take first.
+        public var capacity = 134_217_728
+        /// How long a decode nobody uses is kept (`image.decodedSourceSeconds`). Default 20 s.
+        public var lifetime: Duration = .seconds(20)
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// A kept decode lent to one transform; ``end()`` gives it back.
+    public final class Lease: Sendable {
+        /// The decode.
+        public let source: DecodedSource
+        fileprivate let key: String
+        fileprivate let slot: Slot
+        private weak let cache: DecodedSourceCache?
+        private let ended = Mutex(false)
+
+        fileprivate init(source: DecodedSource, key: String, slot: Slot, cache: DecodedSourceCache) {
+            self.source = source
+            self.key = key
+            self.slot = slot
+            self.cache = cache
+        }
+
+        /// The transform is over (only the first call counts).
+        public func end() {
+            guard !ended.withLock({ ended in defer { ended = true }; return ended }) else { return }
+            cache?.endUse(of: slot)
+        }
+    }
+
+    /// One kept decode; its fields change only under the cache's lock.
+    fileprivate final class Slot: @unchecked Sendable {
+        let source: DecodedSource
+        var users = 0
+        var lastUse: ContinuousClock.Instant
+        /// No longer findable (evicted or expired); its bytes go back when its last user is done.
+        var removed = false
+
+        init(source: DecodedSource, now: ContinuousClock.Instant) {
+            self.source = source
+            lastUse = now
+        }
+    }
+
+    private struct State {
+        var slots: [String: Slot] = [:]
+        /// Bytes held in the budget: kept decodes and removed ones still in use.
+        var held = 0
+        var sweeping = false
+    }
+
+    /// The settings.
+    public let settings: Settings
+    private let budget: TransformMemoryBudget
+    private let state = Mutex(State())
+    /// Counts hits, keeps and drops (nil: not counted).
+    private let observe: (@Sendable (Event) -> Void)?
+
+    /// What happened to a lookup or an offered decode.
+    public enum Event: String, Sendable, CaseIterable {
+        /// A variant was made from a kept decode.
+        case hit
+        /// A decode was kept.
+        case kept
+        /// A decode was offered but not kept (no room in the cache or the budget).
+        case dropped
+    }
+
+    /// A cache holding its decodes in `budget`, which asks it for memory back before a transform waits.
+    public init(settings: Settings, budget: TransformMemoryBudget, observe: (@Sendable (Event) -> Void)? = nil) {
+        self.settings = settings
+        self.budget = budget
+        self.observe = observe
+        budget.setReclaimer(self)
+    }
+
+    /// The key a decode of `bytes` is kept under: the source's key, the length and a 64-bit hash of the
+    /// bytes, so that a source fetched again with other bytes never meets an old decode and one fetched
+    /// again with the same bytes finds it. Nil for sources no decode is kept of
+    /// (``ImageCore/ImageTransformer/decodesWhole(_:)``), which are not hashed.
+    public static func identity(sourceKey: String, bytes: [UInt8]) -> String? {
+        guard ImageTransformer.decodesWhole(bytes) else { return nil }
+        var hasher = Hasher()
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return "\(sourceKey)|\(bytes.count)|\(hasher.finalize())"
+    }
+
+    /// Whether decodes are kept at all.
+    public var isEnabled: Bool { settings.capacity > 0 }
+
+    /// Bytes held now (kept decodes and removed ones still in use).
+    public var heldBytes: Int { state.withLock { $0.held } }
+
+    /// Decodes findable now.
+    public var count: Int { state.withLock { $0.slots.count } }
+
+    /// The decode kept for `key`, lent until the lease's ``Lease/end()``; nil when none is kept.
+    public func lease(_ key: String) -> Lease? {
+        guard isEnabled else { return nil }
+        let now = ContinuousClock.now
+        let (lease, expired) = state.withLock { state -> (Lease?, Int) in
+            let expired = sweep(&state, now: now)
+            guard let slot = state.slots[key] else { return (nil, expired) }
+            slot.users += 1
+            slot.lastUse = now
+            return (Lease(source: slot.source, key: key, slot: slot, cache: self), expired)
+        }
+        budget.release(expired)
+        if lease != nil { observe?(.hit) }
+        return lease
+    }
+
+    /// Keeps `source` under `key` when it fits in the cache (unused decodes make room, least recently
+    /// used first) and in the budget now; otherwise drops it. A decode kept already under `key` stays.
+    public func keep(_ source: DecodedSource, for key: String) {
+        guard isEnabled else { return }
+        guard source.bytes <= settings.capacity else {
+            observe?(.dropped)
+            return
+        }
+        let now = ContinuousClock.now
+        let freed = state.withLock { state -> Int in
+            var freed = sweep(&state, now: now)
+            if state.slots[key] == nil {
+                freed += evict(&state, until: { $0.held + source.bytes <= settings.capacity })
+            }
+            return freed
+        }
+        budget.release(freed)
+        guard budget.tryReserve(source.bytes) else {
+            observe?(.dropped)
+            return
+        }
+        let (kept, startSweeper) = state.withLock { state -> (Bool, Bool) in
+            guard state.slots[key] == nil, state.held + source.bytes <= settings.capacity else { return (false, false) }
+            state.slots[key] = Slot(source: source, now: now)
+            state.held += source.bytes
+            let start = !state.sweeping
+            state.sweeping = true
+            return (true, start)
+        }
+        guard kept else {
+            budget.release(source.bytes)
+            observe?(.dropped)
+            return
+        }
+        observe?(.kept)
+        if startSweeper { sweepUntilEmpty() }
+    }
+
+    /// Gives back unused decodes, least recently used first, until `bytes` are freed or none is left
+    /// unused.
+    public func reclaim(_ bytes: Int) {
+        let freed = state.withLock { state in evict(&state, until: { _ in false }, limit: bytes) }
+        budget.release(freed)
+    }
+
+    /// Drops every unused decode (tests, shutdown).
+    public func removeAll() {
+        let freed = state.withLock { state in evict(&state, until: { _ in false }) }
+        budget.release(freed)
+    }
+
+    fileprivate func endUse(of slot: Slot) {
+        let freed = state.withLock { state -> Int in
+            slot.users -= 1
+            slot.lastUse = ContinuousClock.now
+            guard slot.removed, slot.users == 0 else { return 0 }
+            state.held -= slot.source.bytes
+            return slot.source.bytes
+        }
+        budget.release(freed)
+    }
+
+    /// Removes unused decodes past their lifetime; returns the bytes to give back to the budget.
+    private func sweep(_ state: inout State, now: ContinuousClock.Instant) -> Int {
+        var freed = 0
+        for (key, slot) in state.slots where slot.users == 0 && now - slot.lastUse > settings.lifetime {
+            freed += remove(key, slot, &state)
+        }
+        return freed
+    }
+
+    /// Removes unused decodes, least recently used first, until `done` holds (or `limit` bytes are freed);
+    /// returns the bytes to give back to the budget.
+    private func evict(_ state: inout State, until done: (State) -> Bool, limit: Int = .max) -> Int {
+        var freed = 0
+        while !done(state), freed < limit {
+            let unused = state.slots.filter { $0.value.users == 0 }
+            guard let (key, slot) = unused.min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
+            freed += remove(key, slot, &state)
+        }
+        return freed
+    }
+
+    /// Makes a decode unfindable; its bytes are given back now when nobody uses it (returned), else by
+    /// its last user.
+    private func remove(_ key: String, _ slot: Slot, _ state: inout State) -> Int {
+        state.slots.removeValue(forKey: key)
+        slot.removed = true
+        guard slot.users == 0 else { return 0 }
+        state.held -= slot.source.bytes
+        return slot.source.bytes
+    }
+
+    /// Sweeps every half lifetime while anything is kept, so that an idle service gives the memory back.
+    private func sweepUntilEmpty() {
+        let interval = settings.lifetime / 2
+        Task { [weak self] in
+            while true {
+                try? await Task.sleep(for: interval)
+                guard let self else { return }
+                let (freed, empty) = self.state.withLock { state -> (Int, Bool) in
+                    let freed = self.sweep(&state, now: .now)
+                    let empty = state.slots.isEmpty
+                    if empty { state.sweeping = false }
+                    return (freed, empty)
+                }
+                self.budget.release(freed)
+                if empty { return }
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import TestSupport
+
+@testable import ImageCore
+@testable import ProxyEngine
+
+/// One decode for a srcset (#34): whole decodes kept inside the transform memory budget, given back
+/// before a transform waits, never shared between different bytes.
+@Suite(.timeLimit(.minutes(1))) struct DecodedSourceCacheTests {
+    /// A real whole decode of a `width`×`height` PNG, as a transform hands it back.
+    static func decode(width: Int, height: Int) throws -> DecodedSource {
+        let png = try TestImages.gradient(width: width, height: height).encoded(as: .png).bytes
+        return try DecodedSource.decoding(png, deadline: nil)
+    }
+
+    static func settings(capacity: Int, lifetime: Duration = .seconds(20)) -> DecodedSourceCache.Settings {
+        var settings = DecodedSourceCache.Settings()
+        settings.capacity = capacity
+        settings.lifetime = lifetime
+        return settings
+    }
+
+    @Test func aKeptDecodeIsFoundOnlyUnderItsOwnIdentity() throws {
+        let budget = TransformMemoryBudget(capacity: 10 << 20)
+        let cache = DecodedSourceCache(settings: Self.settings(capacity: 8 << 20), budget: budget)
+        let decoded = try Self.decode(width: 300, height: 200)
+        #expect(decoded.bytes == 300 * 200 * 3)
+        cache.keep(decoded, for: "source-a|\"1000-1\"")
+        #expect(budget.reservedBytes == decoded.bytes, "a kept decode holds its bytes in the budget")
+        #expect(cache.lease("source-a|\"1000-2\"") == nil, "another fetch of the same source is other bytes")
+        #expect(cache.lease("source-b|\"1000-1\"") == nil)
+        let lease = try #require(cache.lease("source-a|\"1000-1\""))
+        #expect(lease.source === decoded)
+        lease.end()
+        cache.removeAll()
+        #expect(budget.reservedBytes == 0 && cache.count == 0)
+    }
+
+    @Test func theIdentityFollowsTheBytesAndOnlyPNGAndGIFHaveOne() throws {
+        let red = try TestImages.solid(width: 60, height: 40, red: 255, green: 0, blue: 0).encoded(as: .png).bytes
+        let blue = try TestImages.solid(width: 60, height: 40, red: 0, green: 0, blue: 255).encoded(as: .png).bytes
+        #expect(red.count == blue.count, "same size: only the hash tells them apart")
+        let first = DecodedSourceCache.identity(sourceKey: "k", bytes: red)
+        #expect(first != nil && first == DecodedSourceCache.identity(sourceKey: "k", bytes: red))
+        #expect(first != DecodedSourceCache.identity(sourceKey: "k", bytes: blue))
+        #expect(first != DecodedSourceCache.identity(sourceKey: "other", bytes: red))
+        #expect(DecodedSourceCache.identity(sourceKey: "k", bytes: try TestImages.jpeg(width: 60, height: 40)) == nil)
+    }
+
+    @Test func aTransformThatNeedsTheMemoryGetsItAtOnce() async throws {
+        let decoded = try Self.decode(width: 400, height: 300)  // 360,000 bytes
+        let budget = TransformMemoryBudget(capacity: 1_000_000)
+        let cache = DecodedSourceCache(settings: Self.settings(capacity: 1_000_000), budget: budget)
+        cache.keep(decoded, for: "a")
+        #expect(budget.reservedBytes == 360_000)
+        // 900,000 do not fit beside the kept decode: it is given back, without waiting.
+        let reserved = try await budget.reserve(900_000, wait: .milliseconds(50))
+        #expect(reserved == 900_000 && budget.reservedBytes == 900_000 && cache.count == 0)
+        // While the transform holds the memory, nothing more is kept.
+        cache.keep(decoded, for: "b")
+        #expect(cache.count == 0 && budget.reservedBytes == 900_000)
+        budget.release(reserved)
+        // A job larger than the whole budget needs it empty: kept decodes go too.
+        cache.keep(decoded, for: "c")
+        #expect(cache.count == 1)
+        let large = try await budget.reserve(2_000_000, wait: .milliseconds(50))
+        #expect(cache.count == 0 && budget.reservedBytes == 2_000_000)
+        budget.release(large)
+        #expect(budget.reservedBytes == 0)
+    }
+
+    /// A job that already waits (behind a running one) gets the kept decodes' memory when the running
+    /// job ends; without that a job larger than the budget, which needs it empty, waited for their
+    /// lifetime and timed out (503) under load.
+    @Test func aWaitingJobGetsKeptMemoryWhenARunningJobEnds() async throws {
+        let decoded = try Self.decode(width: 400, height: 300)  // 360,000 bytes
+        let budget = TransformMemoryBudget(capacity: 1_000_000)
+        let cache = DecodedSourceCache(settings: Self.settings(capacity: 1_000_000), budget: budget)
+        let running = try await budget.reserve(500_000, wait: .zero)
+        cache.keep(decoded, for: "a")
+        #expect(budget.reservedBytes == 860_000)
+        let large = Task { try await budget.reserve(2_000_000, wait: .seconds(5)) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(cache.count == 0, "asked before it waited: the unused decode went back")
+        cache.keep(decoded, for: "b")
+        #expect(cache.count == 0, "nothing is kept while a job waits")
+        budget.release(running)
+        #expect(try await large.value == 2_000_000)
+        budget.release(2_000_000)
+        // Kept while a job ran, then a job waits for what the running one and the decode hold.
+        let first = try await budget.reserve(500_000, wait: .zero)
+        cache.keep(decoded, for: "c")
+        let lease = try #require(cache.lease("c"))
+        let second = Task { try await budget.reserve(700_000, wait: .seconds(5)) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(budget.reservedBytes == 860_000, "in use: the decode stays while the job waits")
+        lease.end()
+        budget.release(first)
+        #expect(try await second.value == 700_000)
+        #expect(budget.reservedBytes == 700_000 && cache.count == 0, "700,000 did not fit beside the decode")
+        budget.release(700_000)
+    }
+
+    @Test func aDecodeInUseIsGivenBackOnlyWhenItsTransformEnds() async throws {
+        let decoded = try Self.decode(width: 400, height: 300)
+        let budget = TransformMemoryBudget(capacity: 1_000_000)
+        let cache = DecodedSourceCache(settings: Self.settings(capacity: 1_000_000), budget: budget)
+        cache.keep(decoded, for: "a")
+        let lease = try #require(cache.lease("a"))
+        // Asked for memory, the cache cannot give back what a transform reads.
+        await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(900_000, wait: .milliseconds(50)) }
+        #expect(budget.reservedBytes == 360_000)
+        lease.end()
+        lease.end()  // only the first end counts
+        let reserved = try await budget.reserve(900_000, wait: .milliseconds(50))
+        #expect(budget.reservedBytes == 900_000)
+        budget.release(reserved)
+        // Removed while in use: unfindable at once, its bytes back when its user is done.
+        cache.keep(decoded, for: "b")
+        let user = try #require(cache.lease("b"))
+        cache.removeAll()
+        #expect(cache.count == 1, "in use: not removed")
+        user.end()
+        cache.removeAll()
+        #expect(cache.count == 0 && budget.reservedBytes == 0 && cache.heldBytes == 0)
+    }
+
+    @Test func theCacheIsBoundedByItsCapacityAndItsLifetime() async throws {
+        let small = try Self.decode(width: 200, height: 100)  // 60,000 bytes
+        let budget = TransformMemoryBudget(capacity: 10 << 20)
+        let cache = DecodedSourceCache(settings: Self.settings(capacity: 150_000, lifetime: .milliseconds(200)), budget: budget)
+        cache.keep(small, for: "a")
+        cache.keep(small, for: "b")
+        cache.lease("a")?.end()  // "b" is now the least recently used
+        cache.keep(small, for: "c")
+        #expect(cache.count == 2 && cache.lease("b") == nil, "the least recently used made room")
+        #expect(cache.heldBytes == 120_000 && budget.reservedBytes == 120_000)
+        let tooLarge = try Self.decode(width: 400, height: 200)  // 240,000 bytes: more than the capacity
+        cache.keep(tooLarge, for: "d")
+        #expect(cache.lease("d") == nil)
+        // Unused past its lifetime, a decode goes (the sweeper runs every half lifetime).
+        try await Task.sleep(for: .milliseconds(700))
+        #expect(cache.count == 0 && budget.reservedBytes == 0)
+        // Off: nothing kept, nothing reserved.
+        let off = DecodedSourceCache(settings: Self.settings(capacity: 0), budget: budget)
+        off.keep(small, for: "a")
+        #expect(!off.isEnabled && off.count == 0 && budget.reservedBytes == 0)
+    }
+}

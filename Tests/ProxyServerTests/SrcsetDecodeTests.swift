@@ -1,0 +1,106 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+import TestSupport
+
+@testable import ImageCore
+@testable import ProxyEngine
+@testable import ProxyServer
+
+/// One decode for a srcset (#34), through the real server: the widths of one PNG made from one whole
+/// decode, byte for byte what separate decodes make, and a changed source never resized from the old
+/// decode.
+@Suite(.timeLimit(.minutes(1))) struct SrcsetDecodeTests {
+    static let photo = try! TestImages.noise(width: 1200, height: 800, bands: 3).encoded(as: .png).bytes
+    static let red = try! TestImages.solid(width: 600, height: 400, red: 255, green: 0, blue: 0).encoded(as: .png).bytes
+    static let blue = try! TestImages.solid(width: 600, height: 400, red: 0, green: 0, blue: 255).encoded(as: .png).bytes
+
+    func withServer(
+        keeping bytes: Int = 64 << 20, _ body: @Sendable (any TestClientProtocol, String, TestOrigin, ProxyRuntime) async throws -> Void
+    ) async throws {
+        let origin = TestOrigin([
+            "/photo.png": .init(bytes: Self.photo, contentType: "image/png"),
+            "/changing.png": .init(bytes: Self.red, contentType: "image/png", headers: [("Cache-Control", "max-age=1")]),
+        ])
+        try await origin.run { base in
+            var configuration = testConfiguration()
+            configuration.image.decodedSourceBytes = bytes
+            configuration.fetch.maxSourceBytes = 8 << 20
+            defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
+            try await withProxy(configuration) { proxy, runtime in try await body(proxy, base, origin, runtime) }
+        }
+    }
+
+    static func count(_ event: DecodedSourceCache.Event, in runtime: ProxyRuntime) -> Int {
+        let line = runtime.metrics.exposition().split(separator: "\n")
+            .first { $0.hasPrefix("imageproxy_decoded_sources_total{event=\"\(event.rawValue)\"}") }
+        return line.flatMap { $0.split(separator: " ").last }.flatMap { Int(Double(String($0)) ?? -1) } ?? -1
+    }
+
+    @Test func theWidthsOfOneSourceShareOneDecode() async throws {
+        let widths = [1000, 640, 300, 1200]
+        let shared = try await withServerReturning { proxy, base, _, runtime in
+            var bodies: [Int: [UInt8]] = [:]
+            for width in widths {
+                let answer = try await proxy.image([("url", base + "/photo.png"), ("w", String(width)), ("format", "webp")])
+                #expect(answer.status == .ok, "\(answer.text)")
+                #expect(try VipsImage.decode(answer.bytes).width == width)
+                bodies[width] = answer.bytes
+            }
+            #expect(Self.count(.kept, in: runtime) == 1, "one decode kept")
+            #expect(Self.count(.hit, in: runtime) == widths.count - 1, "every other width made from it")
+            #expect(runtime.transformPool.decodedSources.count == 1)
+            return bodies
+        }
+        // Each width alone, on a server of its own (its own decode): the same bytes.
+        for width in widths {
+            let alone = try await withServerReturning { proxy, base, _, runtime in
+                let answer = try await proxy.image([("url", base + "/photo.png"), ("w", String(width)), ("format", "webp")])
+                #expect(Self.count(.hit, in: runtime) == 0)
+                return answer.bytes
+            }
+            #expect(alone == shared[width], "w=\(width): made from the shared decode, the same bytes as alone")
+        }
+    }
+
+    @Test func aChangedSourceIsNeverResizedFromTheOldDecode() async throws {
+        try await withServer { proxy, base, origin, runtime in
+            let url = ("url", base + "/changing.png")
+            let first = try await proxy.image([url, ("w", "300"), ("format", "png")])
+            #expect(try VipsImage.decode(first.bytes).pixel(x: 10, y: 10).prefix(3) == [255, 0, 0])
+            #expect(Self.count(.kept, in: runtime) == 1)
+            // Same size, same format, other pixels; fetched again once the first copy is stale.
+            origin.replacements.set("/changing.png", .init(bytes: Self.blue, contentType: "image/png", headers: [("Cache-Control", "max-age=1")]))
+            try await Task.sleep(for: .milliseconds(1_300))
+            let second = try await proxy.image([url, ("w", "200"), ("format", "png")])
+            #expect(second.status == .ok)
+            #expect(try VipsImage.decode(second.bytes).pixel(x: 10, y: 10).prefix(3) == [0, 0, 255], "the new bytes, not the kept decode")
+            #expect(Self.count(.hit, in: runtime) == 0)
+        }
+    }
+
+    @Test func keepingTurnedOffKeepsNothing() async throws {
+        try await withServer(keeping: 0) { proxy, base, _, runtime in
+            for width in [400, 200] {
+                let answer = try await proxy.image([("url", base + "/photo.png"), ("w", String(width))])
+                #expect(answer.status == .ok)
+            }
+            #expect(Self.count(.kept, in: runtime) == 0 && Self.count(.hit, in: runtime) == 0)
+            #expect(runtime.transformPool.memoryBudget.reservedBytes == 0)
+        }
+    }
+
+    func withServerReturning<Value: Sendable>(
+        _ body: @Sendable @escaping (any TestClientProtocol, String, TestOrigin, ProxyRuntime) async throws -> Value
+    ) async throws -> Value {
+        let result = Mutex<Value?>(nil)
+        try await withServer { proxy, base, origin, runtime in
+            let value = try await body(proxy, base, origin, runtime)
+            result.withLock { $0 = value }
+        }
+        return try #require(result.withLock { $0 })
+    }
+}
