@@ -519,32 +519,46 @@ def overload(args, origin, corpus):
         ours.stop()
 
 
-def quality(args, origin, corpus):
+def luma(image):
+    """The luma plane of a pyvips image (alpha flattened), as a float64 numpy array."""
+    import numpy
+    image = image.colourspace("srgb")
+    if image.hasalpha():
+        image = image.flatten()
+    y = image.colourspace("b-w")
+    return numpy.ndarray(buffer=y.write_to_memory(), dtype=numpy.uint8, shape=[y.height, y.width, y.bands])[:, :, 0].astype(numpy.float64)
+
+
+def ssim(a, b):
+    """Gaussian-window SSIM (sigma 1.5) of two luma arrays, as Wang et al.; pyvips does the blurs."""
     import numpy
     import pyvips
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
 
-    def luma(image):
-        image = image.colourspace("srgb")
-        if image.hasalpha():
-            image = image.flatten()
-        y = image.colourspace("b-w")
-        return numpy.ndarray(buffer=y.write_to_memory(), dtype=numpy.uint8, shape=[y.height, y.width, y.bands])[:, :, 0].astype(numpy.float64)
+    def blur(array):
+        image = pyvips.Image.new_from_memory(numpy.ascontiguousarray(array, dtype=numpy.float64).tobytes(),
+                                             array.shape[1], array.shape[0], 1, "double")
+        blurred = image.gaussblur(1.5, precision="float")
+        return numpy.ndarray(buffer=blurred.cast("double").write_to_memory(), dtype=numpy.float64, shape=array.shape)
 
-    def ssim(a, b):
-        # Gaussian-window SSIM (sigma 1.5) on luma, as Wang et al.; pyvips does the blurs.
-        c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    mu_a, mu_b = blur(a), blur(b)
+    var_a, var_b, cov = blur(a * a) - mu_a ** 2, blur(b * b) - mu_b ** 2, blur(a * b) - mu_a * mu_b
+    index = ((2 * mu_a * mu_b + c1) * (2 * cov + c2)) / ((mu_a ** 2 + mu_b ** 2 + c1) * (var_a + var_b + c2))
+    return float(index.mean())
 
-        def blur(array):
-            image = pyvips.Image.new_from_memory(numpy.ascontiguousarray(array, dtype=numpy.float64).tobytes(),
-                                                 array.shape[1], array.shape[0], 1, "double")
-            blurred = image.gaussblur(1.5, precision="float")
-            return numpy.ndarray(buffer=blurred.cast("double").write_to_memory(), dtype=numpy.float64, shape=array.shape)
 
-        mu_a, mu_b = blur(a), blur(b)
-        var_a, var_b, cov = blur(a * a) - mu_a ** 2, blur(b * b) - mu_b ** 2, blur(a * b) - mu_a * mu_b
-        index = ((2 * mu_a * mu_b + c1) * (2 * cov + c2)) / ((mu_a ** 2 + mu_b ** 2 + c1) * (var_a + var_b + c2))
-        return float(index.mean())
+def reference_ssim(reference_full, body):
+    """SSIM of an encoded answer against the careful reference: the whole image decoded (no shrink-on-load),
+    Lanczos3 in one step to the answer's size."""
+    import pyvips
+    image = pyvips.Image.new_from_buffer(body, "")
+    reference = reference_full.resize(image.width / reference_full.width,
+                                      vscale=image.height / reference_full.height, kernel="lanczos3")
+    return ssim(luma(reference), luma(image))
 
+
+def quality(args, origin, corpus):
+    import pyvips
     thumbor = start_thumbor(args, processes=1)
     ours = Ours(args.binary, args.workdir)
     try:
@@ -556,11 +570,7 @@ def quality(args, origin, corpus):
             if thumbor:
                 outputs["thumbor"] = get(f"http://127.0.0.1:{THUMBOR_PORT}{thumbor_path('u/q/' + name, 300)}")[1]
             for server, body in outputs.items():
-                image = pyvips.Image.new_from_buffer(body, "")
-                # The reference: the whole image decoded (no shrink-on-load), Lanczos3 in one step to the same size.
-                reference = reference_full.resize(image.width / reference_full.width,
-                                                  vscale=image.height / reference_full.height, kernel="lanczos3")
-                row[server] = round(ssim(luma(reference), luma(image)), 4)
+                row[server] = round(reference_ssim(reference_full, body), 4)
                 row[server + "_bytes"] = len(body)
             rows.append(row)
         def mean(server, selected):
@@ -688,6 +698,13 @@ def srcset(args, origin, corpus):
     widths = {name: pyvips.Image.new_from_file(os.path.join(corpus, name)).width for name in set(names)}
     pairs = sorted({(path, min(width, widths[name])) for path, name in sources for width in SRCSET_WIDTHS})
     random.Random(7).shuffle(pairs)
+    # Quality per width: the first source of each class, every width, after the timed run (ours answers
+    # from its cache what the run made; thumbor makes them again), against the careful reference.
+    sampled = {}
+    for path, name in sources:
+        sampled.setdefault(source_class(name), (path, name))
+    sample = [(path, name, width) for path, name in sampled.values() for width in sorted({min(w, widths[name]) for w in SRCSET_WIDTHS})]
+    bodies = {"ours": {}, "thumbor": {}}
     ours = Ours(args.binary, args.workdir, signed=True)
     try:
         cpu_before = process_cpu_seconds(ours.pid)
@@ -695,6 +712,8 @@ def srcset(args, origin, corpus):
         result = {"ours": {"requests": len(pairs), "seconds": round(seconds, 2), "rps": round(len(pairs) / seconds, 2),
                            "cpu_seconds": round(process_cpu_seconds(ours.pid) - cpu_before, 2),
                            "statuses": statuses, "peak_rss_mb": peak_rss_mb(ours.pid)}}
+        for path, name, width in sample:
+            bodies["ours"][(name, width)] = get(f"http://127.0.0.1:{OURS_PORT}{image_url(path, width, signed=True)}")[1]
     finally:
         ours.stop()
     thumbor = start_thumbor(args)
@@ -705,8 +724,26 @@ def srcset(args, origin, corpus):
             result["thumbor"] = {"requests": len(pairs), "seconds": round(seconds, 2), "rps": round(len(pairs) / seconds, 2),
                                  "statuses": statuses}
             result["ratio"] = round(result["ours"]["rps"] / result["thumbor"]["rps"], 3)
+            for path, name, width in sample:
+                bodies["thumbor"][(name, width)] = get(f"http://127.0.0.1:{THUMBOR_PORT}{thumbor_path(path.replace('u/ss-', 'u/st-'), width)}")[1]
     finally:
         stop_thumbor(thumbor)
+    rows = []
+    for name in sorted({name for _, name, _ in sample}):
+        reference_full = pyvips.Image.new_from_file(os.path.join(corpus, name)).autorot().copy_memory()
+        for (sampled_name, width) in sorted(key for key in bodies["ours"] if key[0] == name):
+            row = {"source": name, "width": width}
+            for server in ("ours", "thumbor"):
+                if (name, width) in bodies[server]:
+                    row[server] = round(reference_ssim(reference_full, bodies[server][(name, width)]), 4)
+            rows.append(row)
+    by_width = {}
+    for width in sorted({row["width"] for row in rows}):
+        selected = [row for row in rows if row["width"] == width]
+        by_width[width] = {server: round(sum(row[server] for row in selected) / len(selected), 4)
+                           for server in ("ours", "thumbor") if all(server in row for row in selected)}
+    result["ssim_by_width"] = by_width
+    result["ssim_rows"] = rows
     return {"scenario": "srcset", "sources": 40, "widths": SRCSET_WIDTHS, "connections": 16, **result}
 
 
