@@ -172,6 +172,16 @@ import TestSupport
         #expect(try whole(png) && whole(still))
         #expect(try !whole(jpeg) && !whole(webp) && !whole(animated))
         #expect(try !whole(png, [("w", "100"), ("crop", "10,10,200,100")]))
+        // A decode larger than 64 MiB (a hostile 50 MP PNG would be 200–400 MB) is resized as it is read.
+        let box = ResizeBox(width: 300, height: nil, fit: .contain)
+        var header = SourceHeader(width: 4096, height: 4096)
+        header.decodedPixelBytes = 4
+        #expect(transformer.keepsWholeDecode(of: header, box: box, format: .png), "64 MiB exactly")
+        header.height = 4097
+        #expect(!transformer.keepsWholeDecode(of: header, box: box, format: .png))
+        header.decodedPixelBytes = 8
+        header.height = 2049
+        #expect(!transformer.keepsWholeDecode(of: header, box: box, format: .png), "16-bit RGBA: 8 bytes a pixel")
     }
 
     /// Mean squared difference of two images of the same size (every band).

@@ -174,14 +174,11 @@ public struct ImageTransformer: Sendable {
             triesEighthFirst: triesEighth, decoded: nil, decodesWhole: false, reservation: first, fullReservation: full)
     }
 
-    /// Whether a variant of this source is made from a whole decode of it in memory (``DecodedSource``,
-    /// kept for the next variants): a still image of a format whose decoder cannot scale at all (PNG,
-    /// GIF: the loader decodes them whole anyway), with no crop rectangle and one frame loaded. In memory,
-    /// an opaque alpha is found and not premultiplied, and the resize is Lanczos3 alone
-    /// (``ResizeStep/apply(toWhole:header:deadline:)``). A JPEG's
-    /// DCT-scaled decode and a WebP's scaled decode cost less than resizing a whole decode (and a whole
-    /// WebP decode holds twice the memory of the scaled one); HEIC, AVIF and JPEG XL decoders hold more
-    /// memory than their estimates allow for a decode kept in memory. Those are decoded per variant.
+    /// The largest decode held whole in memory: 64 MiB (16 MP of 8-bit RGBA). A larger PNG or GIF (up to
+    /// `maxSourcePixels`; 16-bit, up to 400 MB decoded) is resized by libvips' `thumbnail` as it is
+    /// decoded, as before, and never kept.
+    static let maxWholeDecodeBytes = 64 << 20
+
     /// Whether `bytes` are of a format whose variants are made from a whole decode (PNG, GIF), from their
     /// first bytes: the sources a decode may be kept of.
     public static func decodesWhole(_ bytes: [UInt8]) -> Bool {
@@ -191,8 +188,17 @@ public struct ImageTransformer: Sendable {
         }
     }
 
+    /// Whether a variant of this source is made from a whole decode of it in memory (``DecodedSource``,
+    /// kept for the next variants): a still image of a format whose decoder cannot scale at all (PNG,
+    /// GIF: the loader decodes them whole anyway) of at most ``maxWholeDecodeBytes`` decoded, with no crop
+    /// rectangle and one frame loaded. In memory an opaque alpha is found and not premultiplied, and the
+    /// resize is Lanczos3 alone (``ResizeStep/apply(toWhole:header:deadline:)``). A JPEG's DCT-scaled
+    /// decode and a WebP's scaled decode cost less than resizing a whole decode (and a whole WebP decode
+    /// holds twice the memory of the scaled one); HEIC, AVIF and JPEG XL decoders hold more memory than
+    /// their estimates allow for a decode kept in memory. Those are decoded per variant.
     func keepsWholeDecode(of header: SourceHeader, box: ResizeBox, format: SourceFormat?) -> Bool {
         guard box.crop == nil, box.frames == 1, header.frames == 1 else { return false }
+        guard header.decodedPixelBytes * header.width * header.height <= Self.maxWholeDecodeBytes else { return false }
         return format == .png || format == .gif
     }
 

@@ -199,7 +199,7 @@ public final class ImagePipeline: Sendable {
             let source = original.bytes
             let (encoded, transformDuration) = try await self.pool.transform(
                 source, request: request, choice: choice, overlay: overlayBytes, with: transformer, requestID: timings.requestID,
-                sourceIdentity: DecodedSourceCache.identity(sourceKey: sourceKey, bytes: source))
+                sourceIdentity: self.pool.decodedSources.isEnabled ? DecodedSourceCache.identity(sourceKey: sourceKey, bytes: source) : nil)
             self.metrics.recordTransform(
                 format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
             if let quality = encoded.chosenQuality {
