@@ -5,7 +5,7 @@ import TestSupport
 @testable import ImageCore
 
 /// One decode for a srcset (#34): a still PNG or GIF is decoded whole into memory (``DecodedSource``,
-/// kept for the next variants) and resized by Lanczos3 alone below an 8x reduction. The variants have
+/// kept for the next variants) and resized by Lanczos3 alone below a 7x reduction. The variants have
 /// the sizes libvips' `thumbnail` gives, are as close to the ideal picture as its variants or closer,
 /// keep alpha edges clean, and a variant made from a decode kept by an earlier transform is byte for
 /// byte the one a fresh whole decode makes.
@@ -34,8 +34,8 @@ import TestSupport
     }
 
     @Test(arguments: [
-        [("w", "640")], [("w", "333")], [("h", "97")], [("w", "300"), ("h", "300")], [("w", "300"), ("h", "300"), ("fit", "cover")],
-        [("w", "200"), ("h", "300"), ("fit", "cover"), ("g", "north")], [("w", "500"), ("h", "100"), ("fit", "fill")], [("w", "1700")],
+        [("w", "640")], [("w", "333")], [("h", "197")], [("w", "300"), ("h", "300")], [("w", "300"), ("h", "300"), ("fit", "cover")],
+        [("w", "200"), ("h", "300"), ("fit", "cover"), ("g", "north")], [("w", "500"), ("h", "200"), ("fit", "fill")], [("w", "1700")],
     ])
     func theSizesAreTheLoaderPathsSizes(parameters: [(String, String)]) throws {
         let source = try TestImages.noise(width: 1600, height: 1067, bands: 3).encoded(as: .png).bytes
@@ -48,7 +48,7 @@ import TestSupport
     /// output's Nyquist frequency (which the ideal downscale keeps) and some well above it (which it
     /// removes), rendered at the source's size; the ideal is the first group alone at the output's size.
     /// The whole decode's output must be at least as close to it as the loader path's.
-    @Test(arguments: [640, 480, 400, 343, 300, 200])
+    @Test(arguments: [640, 480, 400, 343])
     func aWholeDecodeIsAtLeastAsCloseToTheIdealAsTheLoaderPath(width: Int) throws {
         let (sourceWidth, sourceHeight) = (2400, 1600)
         let scale = Double(sourceWidth) / Double(width)
@@ -131,9 +131,9 @@ import TestSupport
             }
         }
         let source = try VipsImage.fromPixels(pixels, width: 1200, height: 800, bands: 4).encoded(as: .png).bytes
-        let (loader, whole, _) = try bothWays(source, [("w", "150")])
+        let (loader, whole, _) = try bothWays(source, [("w", "200")])
         #expect(whole.bands == 4)
-        for x in 70..<80 {
+        for x in 95..<105 {
             let pixel = try whole.pixel(x: x, y: 50)
             if pixel[3] > 16 { #expect(pixel[1] < 8, "x=\(x): green bled into \(pixel)") }
             let reference = try loader.pixel(x: x, y: 50)
@@ -172,6 +172,7 @@ import TestSupport
         #expect(try whole(png) && whole(still))
         #expect(try !whole(jpeg) && !whole(webp) && !whole(animated))
         #expect(try !whole(png, [("w", "100"), ("crop", "10,10,200,100")]))
+        #expect(try !whole(png, [("w", "40")]), "7x or more: thumbnail reads the file as it decodes")
         // A decode larger than 64 MiB (a hostile 50 MP PNG would be 200–400 MB) is resized as it is read.
         let box = ResizeBox(width: 300, height: nil, fit: .contain)
         var header = SourceHeader(width: 4096, height: 4096)

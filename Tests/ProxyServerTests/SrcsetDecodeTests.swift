@@ -41,7 +41,7 @@ import TestSupport
     }
 
     @Test func theWidthsOfOneSourceShareOneDecode() async throws {
-        let widths = [1000, 640, 300, 1200]
+        let widths = [1000, 640, 300, 120, 1200]
         let shared = try await withServerReturning { proxy, base, _, runtime in
             var bodies: [Int: [UInt8]] = [:]
             for width in widths {

@@ -158,7 +158,9 @@ public struct ImageTransformer: Sendable {
                 request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
                 decoded: decoded, decodesWhole: false, reservation: bytes, fullReservation: bytes)
         }
-        if whole {
+        // From 7x on the resize is `thumbnail`'s either way, and decoding whole first costs more than
+        // `thumbnail` reading the file as it decodes: only a kept decode is used there.
+        if whole, box.coverBoxFitted(to: header).reduction(for: header) < ResizeStep.lanczosOnlyBelow {
             // Reserved for an opaque alpha first; a real one (found once decoded) grows the reservation.
             let opaque = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: false) + extraBytes
             let full = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: header.hasAlpha) + extraBytes
@@ -191,7 +193,8 @@ public struct ImageTransformer: Sendable {
     /// Whether a variant of this source is made from a whole decode of it in memory (``DecodedSource``,
     /// kept for the next variants): a still image of a format whose decoder cannot scale at all (PNG,
     /// GIF: the loader decodes them whole anyway) of at most ``maxWholeDecodeBytes`` decoded, with no crop
-    /// rectangle and one frame loaded. In memory an opaque alpha is found and not premultiplied, and the
+    /// rectangle and one frame loaded. A kept decode is used at any reduction; a new one is made only
+    /// below ``ResizeStep/lanczosOnlyBelow`` (7x). In memory an opaque alpha is found and not premultiplied, and the
     /// resize is Lanczos3 alone (``ResizeStep/apply(toWhole:header:deadline:)``). A JPEG's DCT-scaled
     /// decode and a WebP's scaled decode cost less than resizing a whole decode (and a whole WebP decode
     /// holds twice the memory of the scaled one); HEIC, AVIF and JPEG XL decoders hold more memory than

@@ -105,9 +105,10 @@ struct ResizeStep {
     /// The reduction below which a whole decode is reduced by Lanczos3 alone. Measured on 8 PNG photographs
     /// (the benchmark's and the Plasma wallpapers) at 200–2048 px, SSIM against Pillow's Lanczos of the
     /// whole image: Lanczos3 alone is closer than `thumbnail`'s box shrink and Lanczos3 at every reduction
-    /// from 4x to 8x (0.9995 against 0.9982 at 640 px), and further from 8.5x on (libvips' reduce with
-    /// very wide kernels), where `thumbnail` keeps doing it (`bench/RESULTS.md`, session 31).
-    static let lanczosOnlyBelow = 8.0
+    /// from 1.8x to 8x (0.9994 against 0.9980 at 640 px), and further from 8.5x on (libvips' reduce with
+    /// very wide kernels); on a synthetic picture with a known ideal (`WholeDecodeTests`) it is 3% further
+    /// at 7x and 8% at 7.7x. So `thumbnail` keeps doing it from 7x on (`bench/RESULTS.md`, session 31).
+    static let lanczosOnlyBelow = 7.0
 
     /// The rectangle ``CropStep`` cut out, resized into the box.
     /// - Throws: ``ImagingError/processingFailed`` when libvips fails.
