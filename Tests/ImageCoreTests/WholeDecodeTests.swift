@@ -22,7 +22,7 @@ import TestSupport
     func bothWays(_ source: [UInt8], _ parameters: [(String, String)]) throws -> (thumbnail: VipsImage, whole: VipsImage, decoded: DecodedSource) {
         let request = try request(parameters)
         let plan = try transformer.plan(source, request: request, choice: .fixed(.png))
-        #expect(plan.keepsWholeDecode, "\(parameters)")
+        #expect(plan.decodesWhole, "\(parameters)")
         guard case .encoded(let whole, let kept?) = try transformer.run(plan, source: source, overlay: nil, reserved: 0, grow: { _ in true })
         else {
             Issue.record("no variant, or no decode handed back")
@@ -149,7 +149,7 @@ import TestSupport
         let request = try request([("w", "300")])
         let fresh = try transformer.plan(source, request: request, choice: .fixed(.webp))
         let reuse = try transformer.plan(source, request: request, choice: .fixed(.webp), decoded: decoded)
-        #expect(reuse.usesDecodedSource && !reuse.keepsWholeDecode)
+        #expect(reuse.usesDecodedSource && !reuse.decodesWhole)
         #expect(reuse.reservation <= fresh.reservation - decoded.bytes, "the decode is not reserved again: \(reuse.reservation) vs \(fresh.reservation)")
         guard case .encoded(let first, _) = try transformer.run(fresh, source: source, overlay: nil, reserved: 0, grow: { _ in true }),
             case .encoded(let second, nil) = try transformer.run(reuse, source: source, overlay: nil, reserved: 0, grow: { _ in true })
@@ -167,7 +167,7 @@ import TestSupport
         let still = try TestImages.gradient(width: 400, height: 300).encoded(as: .gif).bytes
         let animated = try TestImages.animation(width: 120, height: 80, frames: 3).encoded(as: .gif).bytes
         func whole(_ bytes: [UInt8], _ parameters: [(String, String)] = [("w", "100")]) throws -> Bool {
-            try transformer.plan(bytes, request: request(parameters), choice: .fixed(.png)).keepsWholeDecode
+            try transformer.plan(bytes, request: request(parameters), choice: .fixed(.png)).decodesWhole
         }
         #expect(try whole(png) && whole(still))
         #expect(try !whole(jpeg) && !whole(webp) && !whole(animated))

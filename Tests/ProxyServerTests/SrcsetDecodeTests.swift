@@ -53,6 +53,10 @@ import TestSupport
             #expect(Self.count(.kept, in: runtime) == 1, "one decode kept")
             #expect(Self.count(.hit, in: runtime) == widths.count - 1, "every other width made from it")
             #expect(runtime.transformPool.decodedSources.count == 1)
+            // A crop is made from the bytes, not from the kept decode: not a hit.
+            let cropped = try await proxy.image([("url", base + "/photo.png"), ("w", "100"), ("crop", "0,0,600,400"), ("format", "webp")])
+            #expect(cropped.status == .ok, "\(cropped.text)")
+            #expect(Self.count(.hit, in: runtime) == widths.count - 1, "a lease the transform cannot use is no hit")
             return bodies
         }
         // Each width alone, on a server of its own (its own decode): the same bytes.

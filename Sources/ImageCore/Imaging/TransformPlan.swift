@@ -5,8 +5,6 @@
 public struct TransformPlan: Sendable {
     /// Whether this plan resizes from a kept whole decode of the source (no decode of its own).
     public var usesDecodedSource: Bool { decoded != nil }
-    /// Whether this plan decodes the source whole and hands the decode back to be kept.
-    public var keepsWholeDecode: Bool { decodesWhole }
 
     let request: ImageRequest
     let header: SourceHeader
@@ -23,7 +21,7 @@ public struct TransformPlan: Sendable {
     let decoded: DecodedSource?
     /// The source is decoded whole into memory and the run hands the decode back
     /// (``TransformRun/encoded(_:kept:)``) to be kept for the source's next variants.
-    let decodesWhole: Bool
+    public let decodesWhole: Bool
 
     /// Bytes to reserve before the transform runs.
     public let reservation: Int

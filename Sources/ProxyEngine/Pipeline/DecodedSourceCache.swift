@@ -28,16 +28,20 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
     public final class Lease: Sendable {
         /// The decode.
         public let source: DecodedSource
-        fileprivate let key: String
         fileprivate let slot: Slot
         private weak let cache: DecodedSourceCache?
         private let ended = Mutex(false)
 
-        fileprivate init(source: DecodedSource, key: String, slot: Slot, cache: DecodedSourceCache) {
+        fileprivate init(source: DecodedSource, slot: Slot, cache: DecodedSourceCache) {
             self.source = source
-            self.key = key
             self.slot = slot
             self.cache = cache
+        }
+
+        /// A variant is being made from the decode: counted as a hit (a lease whose transform cannot use
+        /// it, e.g. one with a crop, is not).
+        public func markUsed() {
+            cache?.observe?(.hit)
         }
 
         /// The transform is over (only the first call counts).
@@ -73,7 +77,7 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
     private let budget: TransformMemoryBudget
     private let state = Mutex(State())
     /// Counts hits, keeps and drops (nil: not counted).
-    private let observe: (@Sendable (Event) -> Void)?
+    fileprivate let observe: (@Sendable (Event) -> Void)?
 
     /// What happened to a lookup or an offered decode.
     public enum Event: String, Sendable, CaseIterable {
@@ -122,10 +126,9 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
             guard let slot = state.slots[key] else { return (nil, expired) }
             slot.users += 1
             slot.lastUse = now
-            return (Lease(source: slot.source, key: key, slot: slot, cache: self), expired)
+            return (Lease(source: slot.source, slot: slot, cache: self), expired)
         }
         budget.release(expired)
-        if lease != nil { observe?(.hit) }
         return lease
     }
 

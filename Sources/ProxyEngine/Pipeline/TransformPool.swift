@@ -58,7 +58,7 @@ public final class TransformPool: Sendable {
         let lease = sourceIdentity.flatMap { decodedSources.lease($0) }
         defer { lease?.end() }
         var plan = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: lease?.source)
-        if !plan.usesDecodedSource { lease?.end() }
+        if plan.usesDecodedSource { lease?.markUsed() } else { lease?.end() }
         var duration = Duration.zero
         while true {
             let (outcome, spent) = try await reserveAndRun(plan, source: source, overlay: overlay, with: transformer, requestID: requestID)
