@@ -101,6 +101,30 @@ import TestSupport
         #expect(pool.memoryBudget.reservedBytes == 0)
     }
 
+    /// Memory is reserved only once a thread is free: a transform queued behind the pool's busy thread
+    /// holds none of the budget and borrows nothing from the memory tier, so kept decodes and cached
+    /// variants are not given up for jobs that cannot run yet.
+    @Test func aTransformWaitingForAThreadHoldsNoMemory() async throws {
+        let lender = PeakLender()
+        let pool = TransformPool(workers: 1, memoryBytes: 1 << 30, lender: lender)
+        pool.start()
+        defer { Task { try? await pool.shutdown() } }
+        var busy: PermitPool.Permit? = try await pool.slots.acquire()
+        let source = try TestImages.gradient(width: 400, height: 300).encoded(as: .png).bytes
+        let request = try ImageRequest(query: [("url", "http://example.com/a.png"), ("w", "100")], limits: .init(maxDimension: 4096))
+        let transformer = ImageTransformer(maxSourcePixels: 40_000_000, maxTransformMilliseconds: 5000, encoding: EncodingSettings())
+        let waiting = Task { try await pool.transform(source, request: request, choice: .fixed(.jpeg), overlay: nil, with: transformer) }
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(pool.memoryBudget.reservedBytes == 0, "no reservation while no thread is free")
+        #expect(lender.peak == 0, "nothing borrowed from the memory tier yet")
+        withExtendedLifetime(busy) {}
+        busy = nil
+        let (encoded, _) = try await waiting.value
+        #expect(try VipsImage.decode(encoded.bytes).width == 100)
+        #expect(lender.peak > 0, "reserved (and borrowed) once it had its thread")
+        #expect(pool.memoryBudget.reservedBytes == 0)
+    }
+
     /// A transform through a one-thread pool whose 1 GiB budget lends to `lender`, as the service runs it.
     static func transform(
         _ source: [UInt8], _ request: ImageRequest, _ choice: FormatChoice, _ transformer: ImageTransformer,

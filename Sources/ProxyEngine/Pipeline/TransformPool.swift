@@ -4,12 +4,16 @@ import NIOPosix
 import Synchronization
 
 /// A bounded pool of threads for libvips work: one job per thread, one thread per core by default. Its
-/// admission (``transform(_:request:choice:overlay:with:requestID:)``) reserves a transform's memory from
-/// the ``TransformMemoryBudget`` before the job takes a thread, so no pool thread waits for memory.
+/// admission (``transform(_:request:choice:overlay:with:requestID:sourceIdentity:)``) first waits for a
+/// free thread (a slot), then reserves the transform's memory from the ``TransformMemoryBudget``, and only
+/// then hands the job to a thread: no pool thread waits for memory, and the budget is held by the jobs
+/// that run (and the kept decodes), never by jobs still waiting for a thread.
 public final class TransformPool: Sendable {
     private let threadPool: NIOThreadPool
     /// Threads in the pool.
     public let workers: Int
+    /// One permit per thread: a transform holds one from before it reserves memory until its run ends.
+    let slots: PermitPool
     /// The memory the transforms running on the pool may hold together (`image.maxTransformBytes`).
     public let memoryBudget: TransformMemoryBudget
     /// The jobs running now and their request ids ("" for none).
@@ -32,6 +36,7 @@ public final class TransformPool: Sendable {
         memoryBudget = TransformMemoryBudget(capacity: memoryBytes, lender: lender)
         self.decodedSources = DecodedSourceCache(settings: decodedSources, budget: memoryBudget, observe: observe)
         self.threadPool = NIOThreadPool(numberOfThreads: count)
+        slots = PermitPool(capacity: count)
     }
 
     public func start() {
@@ -41,23 +46,28 @@ public final class TransformPool: Sendable {
 
     public func shutdown() async throws { try await threadPool.shutdownGracefully() }
 
-    /// Transforms `source` as `request` asks: planned from its header on the calling task, its memory
-    /// reserved (waiting here, at most the transform time limit, never on a pool thread), then run on a
-    /// pool thread. When the DC-only decoder declines a source and the budget cannot grow at once, the
-    /// job gives its thread back, waits here for the whole reservation and runs again.
+    /// Transforms `source` as `request` asks: planned from its header on the calling task (a source that
+    /// cannot be transformed fails here, without waiting), then it waits for a free thread (first come,
+    /// first served), reserves its memory (waiting at most the transform time limit, never on a pool
+    /// thread) and runs on that thread. When the DC-only decoder declines a source and the budget cannot
+    /// grow at once, the job gives its memory back, waits for the whole reservation and runs again.
     ///
     /// With `sourceIdentity` (``DecodedSourceCache/identity(sourceKey:bytes:)``), a whole decode
     /// kept for it (``decodedSources``) is resized from instead of decoding, and a source that is decoded
-    /// whole is kept for its next variants.
+    /// whole is kept for its next variants. The kept decodes are looked up once the job has its thread,
+    /// so a variant that waited behind its source's first decode finds it.
     /// - Returns: the variant and the time spent on pool threads.
     /// - Throws: ``ImagingError`` (``ImagingError/memoryBudgetBusy`` when the memory stays taken).
     public func transform(
         _ source: [UInt8], request: ImageRequest, choice: FormatChoice, overlay: [UInt8]?, with transformer: ImageTransformer,
         requestID: String? = nil, sourceIdentity: String? = nil
     ) async throws -> (encoded: EncodedImage, duration: Duration) {
+        var plan = try transformer.plan(source, request: request, choice: choice, overlay: overlay)
+        let slot = try await slots.acquire()
+        defer { withExtendedLifetime(slot) {} }
         let lease = sourceIdentity.flatMap { decodedSources.lease($0) }
         defer { lease?.end() }
-        var plan = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: lease?.source)
+        if let lease { plan = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: lease.source) }
         if plan.usesDecodedSource { lease?.markUsed() } else { lease?.end() }
         var duration = Duration.zero
         while true {
