@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(
             name: "ProxyEngineTests",
             dependencies: [
-                "ProxyEngine", "ImageCore", "CVipsShim", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                "ProxyEngine", "ImageCore", "CVipsShim", "CCurlShim", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(

@@ -1,5 +1,6 @@
 #include "curl_shim.h"
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -73,11 +74,31 @@ static int ipx_reserve(unsigned char **data, size_t *capacity, size_t needed) {
     return 1;
 }
 
+/* At the first bytes of a body: the whole declared length at once, when there is one and it is within
+ * max_body (libcurl refuses a larger declared length before any body byte: CURLOPT_MAXFILESIZE_LARGE), so
+ * the body is copied once, into its own buffer, with no doubling and no copy on growth. A body that turns
+ * out longer than declared grows by doubling from there. */
+static int ipx_reserve_declared(ipx_transfer *transfer, size_t first) {
+    curl_off_t declared = -1;
+    if (transfer->handle &&
+        curl_easy_getinfo(transfer->handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declared) == CURLE_OK &&
+        declared > 0 && (curl_off_t)first <= declared && (uint64_t)declared <= (uint64_t)transfer->max_body) {
+        unsigned char *body = malloc((size_t)declared);
+        if (!body) return 0;
+        transfer->body = body;
+        transfer->body_capacity = (size_t)declared;
+    }
+    return 1;
+}
+
 static size_t ipx_write_body(char *data, size_t size, size_t count, void *context) {
     ipx_transfer *transfer = context;
     size_t length = size * count;
     if (transfer->body_length + length > transfer->max_body) {
         transfer->body_too_large = 1;
+        return 0;
+    }
+    if (transfer->body_capacity == 0 && !ipx_reserve_declared(transfer, length)) {
         return 0;
     }
     if (!ipx_reserve(&transfer->body, &transfer->body_capacity, transfer->body_length + length)) {
@@ -149,6 +170,7 @@ static int ipx_before_request(void *context, char *primary_ip, char *local_ip, i
 
 CURLcode ipx_transfer_attach(CURL *handle, ipx_transfer *transfer,
                              ipx_address_decider decider, void *decider_context) {
+    transfer->handle = handle;
     transfer->decider = decider;
     transfer->decider_context = decider_context;
     CURLcode code = curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, ipx_write_body);

@@ -209,6 +209,20 @@ public struct TestOrigin: Sendable {
                 }
             })
         }
+        router.get("/chunked/:count") { _, context in
+            // `count` bytes (at most 1 MiB) of a repeating pattern in 64 KiB chunks, without a Content-Length.
+            let count = min(1 << 20, max(0, context.parameters.get("count", as: Int.self) ?? 0))
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: .init { writer in
+                var offset = 0
+                while offset < bytes.count {
+                    let end = min(bytes.count, offset + 64 * 1024)
+                    try await writer.write(ByteBuffer(bytes: bytes[offset..<end]))
+                    offset = end
+                }
+                try await writer.finish(nil)
+            })
+        }
         router.get("/ranged.jpg") { request, _ in
             // A large JPEG sent in 32 KiB chunks every 30 ms, resumable: Accept-Ranges, a strong ETag, and
             // `Range: bytes=N-` honoured when If-Range matches. Notes "range:<value>" for every range asked.

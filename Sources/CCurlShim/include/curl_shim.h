@@ -24,6 +24,11 @@ typedef int (*ipx_address_decider)(void *context, int family, const struct socka
 
 /// What one transfer collects. Create with ipx_transfer_new, release with ipx_transfer_free.
 typedef struct ipx_transfer {
+    /// The easy handle the transfer is attached to (asked for the declared Content-Length).
+    CURL *handle;
+    /// The body: allocated at its first bytes, at the declared Content-Length when the response has
+    /// one (within max_body), so a body of known length is written once into one buffer; grown by
+    /// doubling otherwise (chunked responses).
     unsigned char *body;
     size_t body_length;
     size_t body_capacity;
