@@ -117,4 +117,54 @@ private typealias Image = ImageCore.VipsImage
             try transformer.transform(bytes, request: request, choice: .fixed(.jpeg))
         }
     }
+
+    /// The address of a memory image's pixels.
+    private func pixelAddress(_ image: Image) -> UnsafeRawPointer? {
+        UnsafeRawPointer(image.pointer.pointee.data)
+    }
+
+    /// Decodes reuse the thread's buffer (thread_buffer.c), and a reused buffer never shows an earlier
+    /// image's pixels: a smaller, different image decoded into the memory a bright one just left is
+    /// sample for sample libvips' own decode of it, and so is one decoded after a damaged file stopped
+    /// part-way through the same memory.
+    @Test func aReusedBufferNeverShowsAnEarlierImagesPixels() throws {
+        let white = try TestImages.solid(width: 1600, height: 1200, red: 255, green: 255, blue: 255)
+        let bright = try jpeg(white, subsample: true)
+        let other = try jpeg(noise(width: 1001, height: 643, bands: 3), subsample: true)
+        let reference = try libvipsShrunk(other, shrink: 4)
+        func sameAsReference(_ decoded: Image) throws -> Bool {
+            let (a, b) = (try decoded.pixels(), try reference.pixels())
+            for y in 0..<reference.height {
+                for x in 0..<(reference.width * 3) where a[y * decoded.width * 3 + x] != b[y * reference.width * 3 + x] {
+                    return false
+                }
+            }
+            return true
+        }
+        var first: Image? = try #require(try decode(bright, shrink: 2))
+        let firstAddress = pixelAddress(first!)
+        #expect(firstAddress != nil && firstAddress == ipx_thread_buffer_address(), "decoded into the thread's buffer")
+        #expect(try first!.pixels().allSatisfy { $0 >= 250 })
+        first = nil
+        // The buffer is free again: the next decode writes over the bright pixels.
+        let second = try #require(try decode(other, shrink: 4))
+        #expect(pixelAddress(second) == firstAddress, "the same memory, reused")
+        #expect(try sameAsReference(second))
+        // While an image still holds the buffer, the next decode gets other memory and leaves it alone.
+        let third = try #require(try decode(bright, shrink: 2))
+        #expect(pixelAddress(third) != pixelAddress(second))
+        #expect(try sameAsReference(second), "the held image's pixels are untouched")
+        // A damaged file stops part-way in the thread's buffer and hands nothing out; the next decode is whole.
+        var damaged = bright
+        damaged[bright.count / 2] = 0xFF
+        damaged[bright.count / 2 + 1] = 0x01
+        withExtendedLifetime(third) {}
+        #expect(try decode(damaged, shrink: 2) == nil)
+        #expect(try sameAsReference(try #require(try decode(other, shrink: 4))))
+        // A decode over the thread buffer's limit allocates its own memory.
+        let large = try jpeg(try TestImages.solid(width: 2000, height: 1500, red: 10, green: 20, blue: 30), subsample: true)
+        let big = try #require(try decode(large, shrink: 1))
+        #expect(big.width * big.height * 3 > Int(IPX_THREAD_BUFFER_MAX_BYTES))
+        #expect(pixelAddress(big) != ipx_thread_buffer_address())
+    }
 }

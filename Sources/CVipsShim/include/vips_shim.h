@@ -142,6 +142,27 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
 int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
                            long long deadline_ns, VipsImage **out);
 
+/// The largest decode made in a transform thread's own reused buffer (thread_buffer.c): 8 MiB, a 1/2-scale
+/// decode of a 4K photograph; larger decodes allocate their own memory.
+#define IPX_THREAD_BUFFER_MAX_BYTES ((size_t)8 << 20)
+
+/// A transform thread's pixel buffer, lent to one image at a time (thread_buffer.c).
+typedef struct ipx_thread_buffer ipx_thread_buffer;
+
+/// At least `bytes` of the calling thread's own buffer, reused from its last decode, and its `lease`; NULL
+/// when `bytes` is over IPX_THREAD_BUFFER_MAX_BYTES or memory is short (allocate as usual then). Its old
+/// contents are whatever the last image held: write every byte before the image is read.
+unsigned char *ipx_thread_buffer_lend(size_t bytes, ipx_thread_buffer **lease);
+
+/// The lease ends when `image` (made on the lent memory) is closed, on whatever thread that happens.
+void ipx_thread_buffer_tie(ipx_thread_buffer *lease, VipsImage *image);
+
+/// Ends a lease that no image was tied to.
+void ipx_thread_buffer_return(ipx_thread_buffer *lease);
+
+/// The calling thread's buffer (NULL before its first lend): for tests.
+const void *ipx_thread_buffer_address(void);
+
 /// libvips' jpegload at a shrink, into memory (the reference ipx_jpeg_decode_scaled is tested against).
 int ipx_vips_jpegload_shrunk(const void *buffer, size_t length, int shrink, VipsImage **out);
 
