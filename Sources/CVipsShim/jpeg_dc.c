@@ -501,7 +501,12 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
         return status < 0 ? -1 : status == 0 ? 1 : status;
     }
     int width = (d->width + 7) / 8, height = (d->height + 7) / 8, bands = d->count;
-    uint8_t *pixels = malloc((size_t)width * (size_t)height * (size_t)bands);
+    size_t bytes = (size_t)width * (size_t)height * (size_t)bands;
+    /* Into this thread's reused buffer when it fits (thread_buffer.c); every pixel is written below before
+       the image is made on it. Otherwise into memory of its own, copied into the image. */
+    ipx_thread_buffer *lease = NULL;
+    uint8_t *lent = ipx_thread_buffer_lend(bytes, &lease);
+    uint8_t *pixels = lent ? lent : malloc(bytes);
     if (!pixels) {
         ipx_release(d);
         free(d);
@@ -529,9 +534,15 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
         if (!d->icc_chunk[i]) icc_complete = 0;
         else icc_size += d->icc_length[i];
     }
-    VipsImage *image = vips_image_new_from_memory_copy(pixels, (size_t)width * (size_t)height * (size_t)bands, width,
-                                                       height, bands, VIPS_FORMAT_UCHAR);
-    free(pixels);
+    VipsImage *image;
+    if (lent) {
+        image = vips_image_new_from_memory(pixels, bytes, width, height, bands, VIPS_FORMAT_UCHAR);
+        if (image) ipx_thread_buffer_tie(lease, image);
+        else ipx_thread_buffer_return(lease);
+    } else {
+        image = vips_image_new_from_memory_copy(pixels, bytes, width, height, bands, VIPS_FORMAT_UCHAR);
+        free(pixels);
+    }
     if (!image) {
         ipx_release(d);
         free(d);

@@ -167,4 +167,26 @@ private typealias Image = ImageCore.VipsImage
         #expect(big.width * big.height * 3 > Int(IPX_THREAD_BUFFER_MAX_BYTES))
         #expect(pixelAddress(big) != ipx_thread_buffer_address())
     }
+
+    /// The DC-only decoder of progressive files (jpeg_dc.c) writes into the same reused buffer: an image
+    /// decoded into memory a bright one just left equals the same file decoded into fresh memory.
+    @Test func theDCDecoderReusesTheBufferWithoutShowingEarlierPixels() throws {
+        let bright = try jpeg(try TestImages.solid(width: 1600, height: 1200, red: 255, green: 255, blue: 255), progressive: true, subsample: false)
+        let other = try jpeg(noise(width: 1001, height: 643, bands: 3), progressive: true, subsample: false)
+        // Decoded while another image holds the thread's buffer: fresh memory of its own.
+        let holder = try #require(JPEGEighthDecoder.image(bright))
+        let fresh = try #require(JPEGEighthDecoder.image(other))
+        #expect(pixelAddress(fresh) != pixelAddress(holder))
+        let expected = try fresh.pixels()
+        withExtendedLifetime(holder) {}
+        // A bright decode into the thread's buffer, released, then the other file into the same memory.
+        var first: Image? = try #require(JPEGEighthDecoder.image(bright))
+        let address = pixelAddress(first!)
+        #expect(address == ipx_thread_buffer_address(), "decoded into the thread's buffer")
+        first = nil
+        let reused = try #require(JPEGEighthDecoder.image(other))
+        #expect(pixelAddress(reused) == address, "the same memory, reused")
+        #expect(reused.width == fresh.width && reused.height == fresh.height)
+        #expect(try reused.pixels() == expected)
+    }
 }
