@@ -1,6 +1,5 @@
 #include "curl_shim.h"
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -52,7 +51,6 @@ void ipx_transfer_free(ipx_transfer *transfer) {
     if (!transfer) {
         return;
     }
-    free(transfer->body);
     free(transfer->headers);
     free(transfer);
 }
@@ -74,23 +72,9 @@ static int ipx_reserve(unsigned char **data, size_t *capacity, size_t needed) {
     return 1;
 }
 
-/* At the first bytes of a body: the whole declared length at once, when there is one and it is within
- * max_body (libcurl refuses a larger declared length before any body byte: CURLOPT_MAXFILESIZE_LARGE), so
- * the body is copied once, into its own buffer, with no doubling and no copy on growth. A body that turns
- * out longer than declared grows by doubling from there. */
-static int ipx_reserve_declared(ipx_transfer *transfer, size_t first) {
-    curl_off_t declared = -1;
-    if (transfer->handle &&
-        curl_easy_getinfo(transfer->handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declared) == CURLE_OK &&
-        declared > 0 && (curl_off_t)first <= declared && (uint64_t)declared <= (uint64_t)transfer->max_body) {
-        unsigned char *body = malloc((size_t)declared);
-        if (!body) return 0;
-        transfer->body = body;
-        transfer->body_capacity = (size_t)declared;
-    }
-    return 1;
-}
-
+/* Every body byte goes to the caller's sink as libcurl hands it over: no buffer of ours in between. The
+ * first call of a response tells the sink the declared length, so that it can allocate the whole body at
+ * once (libcurl refuses a declared length over CURLOPT_MAXFILESIZE_LARGE before any body byte). */
 static size_t ipx_write_body(char *data, size_t size, size_t count, void *context) {
     ipx_transfer *transfer = context;
     size_t length = size * count;
@@ -98,13 +82,15 @@ static size_t ipx_write_body(char *data, size_t size, size_t count, void *contex
         transfer->body_too_large = 1;
         return 0;
     }
-    if (transfer->body_capacity == 0 && !ipx_reserve_declared(transfer, length)) {
+    if (!transfer->sink) return 0;
+    curl_off_t declared = -1;
+    if (transfer->body_length == 0 && transfer->handle &&
+        curl_easy_getinfo(transfer->handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declared) != CURLE_OK) {
+        declared = -1;
+    }
+    if (transfer->sink(transfer->sink_context, (const unsigned char *)data, length, (long long)declared) != length) {
         return 0;
     }
-    if (!ipx_reserve(&transfer->body, &transfer->body_capacity, transfer->body_length + length)) {
-        return 0;
-    }
-    memcpy(transfer->body + transfer->body_length, data, length);
     transfer->body_length += length;
     return length;
 }

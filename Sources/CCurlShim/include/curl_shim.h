@@ -5,8 +5,8 @@
 #include <sys/socket.h>
 
 /// Typed, fixed-arity wrappers around libcurl's variadic curl_easy_setopt / curl_easy_getinfo,
-/// plus the C side of one transfer: a size-bounded body buffer, a bounded header buffer and the
-/// connect-time address veto (CURLOPT_OPENSOCKETFUNCTION).
+/// plus the C side of one transfer: a size-bounded body handed to the caller's sink, a bounded header
+/// buffer and the connect-time address veto (CURLOPT_OPENSOCKETFUNCTION).
 
 CURLcode ipx_curl_global_init(void);
 
@@ -22,16 +22,20 @@ CURLcode ipx_curl_get_string(CURL *handle, CURLINFO info, char **value);
 /// Decides whether a resolved peer address may be connected to: non-zero allows it.
 typedef int (*ipx_address_decider)(void *context, int family, const struct sockaddr *address);
 
+/// Receives a body's bytes as they arrive, on libcurl's thread: `declared` is the response's declared
+/// length (Content-Length; -1 when there is none) at the first call of each response, -1 at later ones.
+/// Returns `length` to go on; anything else aborts the transfer.
+typedef size_t (*ipx_body_sink)(void *context, const unsigned char *data, size_t length, long long declared);
+
 /// What one transfer collects. Create with ipx_transfer_new, release with ipx_transfer_free.
 typedef struct ipx_transfer {
-    /// The easy handle the transfer is attached to (asked for the declared Content-Length).
+    /// The easy handle the transfer is attached to (asked for the declared length).
     CURL *handle;
-    /// The body: allocated at its first bytes, at the declared Content-Length when the response has
-    /// one (within max_body), so a body of known length is written once into one buffer; grown by
-    /// doubling otherwise (chunked responses).
-    unsigned char *body;
+    /// Where the body goes (the caller's own buffer, written once): set before the transfer starts.
+    ipx_body_sink sink;
+    void *sink_context;
+    /// Body bytes received so far.
     size_t body_length;
-    size_t body_capacity;
     /// The largest body accepted; a larger one aborts the transfer with body_too_large set.
     size_t max_body;
     int body_too_large;

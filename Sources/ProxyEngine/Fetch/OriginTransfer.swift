@@ -59,10 +59,14 @@ struct OriginTransfer {
         defer { curl_easy_cleanup(handle) }
         // A conditional request revalidates a stored copy; only a plain download resumes.
         let partial = validators == nil ? partials.take(url) : nil
-        guard let transfer = ipx_transfer_new(max(1, settings.maxSourceBytes - (partial?.bytes.count ?? 0))) else {
+        let maxBody = max(1, settings.maxSourceBytes - (partial?.bytes.count ?? 0))
+        guard let transfer = ipx_transfer_new(maxBody) else {
             return .finished(.failure(.originFailure("out of memory")))
         }
         defer { ipx_transfer_free(transfer) }
+        let body = DownloadedBody(limit: maxBody)
+        transfer.pointee.sink = DownloadedBody.sink
+        transfer.pointee.sink_context = body.context
 
         let context = Unmanaged.passUnretained(policyBox).toOpaque()
         var code = ipx_transfer_attach(handle, transfer, { context, family, address in
@@ -82,13 +86,12 @@ struct OriginTransfer {
 
         let outcome = await driver.perform(handle)
         withExtendedLifetime(policyBox) {}
+        withExtendedLifetime(body) {}
         var status = 0
         var responseCode = 0
         if ipx_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &responseCode) == CURLE_OK { status = responseCode }
-        let received = { () -> [UInt8] in
-            transfer.pointee.body_length == 0 ? [] :
-                Array(UnsafeBufferPointer(start: transfer.pointee.body, count: transfer.pointee.body_length))
-        }
+        // The array libcurl's thread wrote into: handed on as it is, no copy.
+        let received = { body.bytes }
         let headers = FetchedSource.parseHeaderLines(transfer.pointee.headers.map { String(cString: $0) } ?? "")
         if Task.isCancelled {
             keepForResuming(received(), status: status, headers: headers, partial: partial, url: url)

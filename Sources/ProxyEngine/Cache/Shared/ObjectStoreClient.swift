@@ -99,6 +99,9 @@ final class ObjectStoreClient: Sendable {
         defer { curl_easy_cleanup(handle) }
         guard let transfer = ipx_transfer_new(max(1, maxBytes)) else { return .failure(.transfer) }
         defer { ipx_transfer_free(transfer) }
+        let answer = DownloadedBody(limit: max(1, maxBytes))
+        transfer.pointee.sink = DownloadedBody.sink
+        transfer.pointee.sink_context = answer.context
         // The endpoint is the operator's: every address it resolves to may be connected to.
         var code = ipx_transfer_attach(handle, transfer, { _, _, _ in 1 }, nil)
         func set(_ option: CURLoption, _ value: Int) { if code == CURLE_OK { code = ipx_curl_set_long(handle, option, value) } }
@@ -141,6 +144,7 @@ final class ObjectStoreClient: Sendable {
         if code == CURLE_OK, let headerList { code = ipx_curl_set_list(handle, CURLOPT_HTTPHEADER, headerList) }
         guard code == CURLE_OK else { return .failure(.transfer) }
         let outcome = await driver.perform(handle)
+        withExtendedLifetime(answer) {}
         switch outcome {
         case CURLE_OK: break
         case CURLE_OPERATION_TIMEDOUT: return .failure(.timeout)
@@ -149,8 +153,7 @@ final class ObjectStoreClient: Sendable {
         guard transfer.pointee.body_too_large == 0 else { return .failure(.transfer) }
         var status = 0
         if ipx_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK { return .failure(.transfer) }
-        let received = transfer.pointee.body_length == 0 ? [] :
-            Array(UnsafeBufferPointer(start: transfer.pointee.body, count: transfer.pointee.body_length))
+        let received = answer.bytes
         let raw = FetchedSource.parseHeaderLines(transfer.pointee.headers.map { String(cString: $0) } ?? "")
         let fields = Dictionary(raw.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         return .success(Answer(status: status, body: received, headers: fields))
