@@ -108,4 +108,32 @@ import Testing
         #expect(try await blobs() == 0)
         await cache.shutdown()
     }
+
+    /// The index row's prepared statements (`DiskEntry+Statements.swift`) bind and read every column of
+    /// the table as the migrations left it, and a second save of a key updates its row in place (its blob
+    /// stays).
+    @Test func theRowStatementsCoverEveryColumnAndKeepTheBlob() async throws {
+        let folder = folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let cache = try DiskCache(directory: folder, capacityBytes: 1 << 30, staleRetention: 0, inlineBytes: 8192, logger: logger)
+        let columns = try await cache.index.pool.read { db in try db.columns(in: "entries").map(\.name) }
+        #expect(Set(columns) == Set(DiskEntry.columnNames) && columns.count == DiskEntry.columnNames.count)
+        var stored = entry(VariantKey(hashing: "row").hex, size: 3)
+        stored.kind = .original
+        stored.originETag = "\"o\""
+        stored.originLastModified = "Wed, 21 Oct 2015 07:28:00 GMT"
+        stored.revalidation = .whenStale
+        await cache.store([1, 2, 3], as: stored)
+        var read = try #require(await cache.entry(for: stored.key))
+        stored.storedInline = true
+        #expect(read == stored)
+        var update = read
+        update.expiresAt += 60
+        update.lastAccess = 7
+        let changed = update
+        try await cache.index.pool.write { db in try changed.save(db) }
+        read = try #require(await cache.entry(for: stored.key))
+        #expect(read == changed)
+        #expect(await cache.contents(of: read) == [1, 2, 3], "updated in place: the blob is kept")
+    }
 }

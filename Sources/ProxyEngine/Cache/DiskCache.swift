@@ -135,7 +135,7 @@ public final class DiskCache: Sendable {
     public func entry(for key: String) async -> DiskEntry? {
         let index = self.index
         // One SELECT needs no snapshot of its own: read without a transaction (cheaper per hit).
-        return try? await onIO { try index.pool.unsafeRead { db in try DiskEntry.fetchOne(db, key: key) } }
+        return try? await onIO { try index.pool.unsafeRead { db in try DiskEntry.row(db, key: key) } }
     }
 
     /// The bytes of an indexed entry; nil (and the row dropped) when its file or blob is missing or the
@@ -146,7 +146,7 @@ public final class DiskCache: Sendable {
         let bytes: [UInt8]? = try? await onIO {
             if entry.storedInline {
                 let blob = try index.pool.unsafeRead { db in
-                    try Data.fetchOne(db, sql: "SELECT body FROM bodies WHERE key = ?", arguments: [entry.key])
+                    try Data.fetchOne(db.cachedStatement(sql: "SELECT body FROM bodies WHERE key = ?"), arguments: [entry.key])
                 }
                 guard let blob, blob.count == entry.size else {
                     _ = try? index.pool.write { db in try DiskEntry.deleteOne(db, key: entry.key) }
@@ -178,9 +178,9 @@ public final class DiskCache: Sendable {
             try await onIO {
                 if entry.storedInline {
                     try index.pool.write { db in
-                        try entry.upsert(db)
-                        try db.execute(
-                            sql: "INSERT OR REPLACE INTO bodies (key, body) VALUES (?, ?)", arguments: [entry.key, Data(bytes)])
+                        try entry.save(db)
+                        try db.cachedStatement(sql: "INSERT OR REPLACE INTO bodies (key, body) VALUES (?, ?)")
+                            .execute(arguments: [entry.key, Data(bytes)])
                     }
                     // A file from an earlier, larger entry of this key is no longer indexed.
                     if FileManager.default.fileExists(atPath: finalPath) { try? FileManager.default.removeItem(atPath: finalPath) }
@@ -191,8 +191,8 @@ public final class DiskCache: Sendable {
                 try Self.writeDurably(bytes, to: temporaryPath)
                 guard rename(temporaryPath, finalPath) == 0 else { throw DiskCacheError.renameFailed }
                 try index.pool.write { db in
-                    try entry.upsert(db)
-                    try db.execute(sql: "DELETE FROM bodies WHERE key = ?", arguments: [entry.key])
+                    try entry.save(db)
+                    try db.cachedStatement(sql: "DELETE FROM bodies WHERE key = ?").execute(arguments: [entry.key])
                 }
             }
         } catch {
