@@ -102,6 +102,41 @@ import TestSupport
         budget.release(700_000)
     }
 
+    /// A job that would use a kept decode while the budget is taken does not wait holding it: a job
+    /// larger than the budget, queued after it, needs the budget empty and would wait for that decode,
+    /// while the first waited behind the large one (both timed out: the srcset benchmark's stall). It
+    /// decodes itself instead, and both finish once the memory they wait for is given back.
+    @Test func aJobNeverWaitsForMemoryWhileItHoldsAKeptDecode() async throws {
+        let budget = 48 << 20
+        let pool = TransformPool(workers: 2, memoryBytes: budget, decodedSources: Self.settings(capacity: 32 << 20))
+        pool.start()
+        defer { Task { try? await pool.shutdown() } }
+        let transformer = ImageTransformer(maxSourcePixels: 40_000_000, maxTransformMilliseconds: 4000, encoding: EncodingSettings())
+        func request(_ width: Int) throws -> ImageRequest {
+            try ImageRequest(query: [("url", "http://example.com/a.png"), ("w", String(width))], limits: .init(maxDimension: 4096))
+        }
+        let small = try TestImages.gradient(width: 1000, height: 800).encoded(as: .png).bytes
+        let identity = try #require(DecodedSourceCache.identity(sourceKey: "small", bytes: small))
+        _ = try await pool.transform(small, request: try request(500), choice: .fixed(.jpeg), overlay: nil, with: transformer, sourceIdentity: identity)
+        #expect(pool.decodedSources.count == 1, "the first width's decode is kept")
+        // A running job (here: a reservation held outside the pool) takes most of the budget.
+        let running = try await pool.memoryBudget.reserve(budget - pool.decodedSources.heldBytes - (1 << 20), wait: .zero)
+        let second = Task {
+            try await pool.transform(small, request: try request(400), choice: .fixed(.jpeg), overlay: nil, with: transformer, sourceIdentity: identity)
+        }
+        try await Task.sleep(for: .milliseconds(150))
+        let large = try TestImages.gradient(width: 4000, height: 3000).encoded(as: .png).bytes
+        let largePlan = try transformer.plan(large, request: try request(1000), choice: .fixed(.jpeg))
+        #expect(largePlan.reservation > budget, "larger than the budget: it runs alone")
+        let third = Task { try await pool.transform(large, request: try request(1000), choice: .fixed(.jpeg), overlay: nil, with: transformer) }
+        try await Task.sleep(for: .milliseconds(150))
+        pool.memoryBudget.release(running)
+        let (made, _) = try await second.value
+        let (alone, _) = try await third.value
+        #expect(try VipsImage.decode(made.bytes).width == 400)
+        #expect(try VipsImage.decode(alone.bytes).width == 1000)
+    }
+
     @Test func aDecodeInUseIsGivenBackOnlyWhenItsTransformEnds() async throws {
         let decoded = try Self.decode(width: 400, height: 300)
         let budget = TransformMemoryBudget(capacity: 1_000_000)

@@ -67,11 +67,26 @@ public final class TransformPool: Sendable {
         defer { withExtendedLifetime(slot) {} }
         let lease = sourceIdentity.flatMap { decodedSources.lease($0) }
         defer { lease?.end() }
-        if let lease { plan = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: lease.source) }
-        if plan.usesDecodedSource { lease?.markUsed() } else { lease?.end() }
+        // A kept decode in use cannot be given back, so a job holding one never waits for memory: a job
+        // larger than the budget waiting for it to empty would wait for this one's decode, while this one
+        // waited behind it. It uses the decode only when it may start at once; else it decodes itself.
+        var reserved: Int?
+        if let lease {
+            let fromKept = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: lease.source)
+            if fromKept.usesDecodedSource, let bytes = memoryBudget.reserveIfAdmissible(fromKept.reservation) {
+                plan = fromKept
+                reserved = bytes
+                lease.markUsed()
+            } else {
+                lease.end()
+            }
+        }
         var duration = Duration.zero
         while true {
-            let (outcome, spent) = try await reserveAndRun(plan, source: source, overlay: overlay, with: transformer, requestID: requestID)
+            let given = reserved
+            reserved = nil
+            let (outcome, spent) = try await reserveAndRun(
+                plan, reserved: given, source: source, overlay: overlay, with: transformer, requestID: requestID)
             duration += spent
             switch outcome {
             case .encoded(let encoded, let kept):
@@ -83,13 +98,18 @@ public final class TransformPool: Sendable {
         }
     }
 
-    /// Reserves `plan`'s memory (waiting off the pool), runs it on a pool thread, and gives the memory back.
+    /// Reserves `plan`'s memory (waiting off the pool) unless `given` was reserved already, runs it on a
+    /// pool thread, and gives the memory back.
     private func reserveAndRun(
-        _ plan: TransformPlan, source: [UInt8], overlay: [UInt8]?, with transformer: ImageTransformer, requestID: String?
+        _ plan: TransformPlan, reserved given: Int?, source: [UInt8], overlay: [UInt8]?, with transformer: ImageTransformer,
+        requestID: String?
     ) async throws -> (TransformRun, Duration) {
         let limit = transformer.maxTransformMilliseconds
         let budget = memoryBudget
-        let reserved = Mutex(try await budget.reserve(plan.reservation, wait: .milliseconds(limit > 0 ? limit : 10_000)))
+        let wait = Duration.milliseconds(limit > 0 ? limit : 10_000)
+        let bytes: Int
+        if let given { bytes = given } else { bytes = try await budget.reserve(plan.reservation, wait: wait) }
+        let reserved = Mutex(bytes)
         defer { budget.release(reserved.withLock { $0 }) }
         return try await run(requestID: requestID) { () throws -> (TransformRun, Duration) in
             let begin = ContinuousClock.now

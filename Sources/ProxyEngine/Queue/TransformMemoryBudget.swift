@@ -70,6 +70,22 @@ public final class TransformMemoryBudget: Sendable {
         return reserved
     }
 
+    /// Reserves `bytes` only if a job of that size may start now (the admission ``reserve(_:wait:)`` gives
+    /// without waiting), for a job that must not wait while it holds something others wait for.
+    /// - Returns: the bytes to give back with ``release(_:)``, or nil when the job would have to wait.
+    public func reserveIfAdmissible(_ bytes: Int) -> Int? {
+        guard capacity > 0 else { return 0 }
+        let admitted = state.withLock { state in
+            guard state.waiters.isEmpty, admissible(bytes, reserved: state.reserved, largeWaiting: state.largestWaiting > capacity)
+            else { return false }
+            state.reserved += bytes
+            return true
+        }
+        guard admitted else { return nil }
+        lender?.lend(bytes)
+        return bytes
+    }
+
     /// Reserves `bytes`, waiting at most `wait` for running jobs to give memory back.
     /// - Returns: the bytes to give back with ``release(_:)`` (0 when there is no budget).
     /// - Throws: ``ImagingError/memoryBudgetBusy`` when the wait passes first; `CancellationError` when
