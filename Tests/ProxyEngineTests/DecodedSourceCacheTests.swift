@@ -102,6 +102,24 @@ import TestSupport
         budget.release(700_000)
     }
 
+    /// A kept decode in use when a job starts waiting cannot go then; it goes as soon as its last use
+    /// ends, with no running job's end needed to ask for it again (the srcset benchmark's other stall: a
+    /// job larger than the budget waited beside an unused decode until it timed out).
+    @Test func aDecodeInUseWhenAJobStartsWaitingGoesWhenItsUseEnds() async throws {
+        let decoded = try Self.decode(width: 400, height: 300)  // 360,000 bytes
+        let budget = TransformMemoryBudget(capacity: 1_000_000)
+        let cache = DecodedSourceCache(settings: Self.settings(capacity: 1_000_000), budget: budget)
+        cache.keep(decoded, for: "a")
+        let lease = try #require(cache.lease("a"))
+        let large = Task { try await budget.reserve(2_000_000, wait: .seconds(3)) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(cache.count == 1 && budget.reservedBytes == 360_000, "in use: it stays while the job waits")
+        lease.end()
+        #expect(try await large.value == 2_000_000, "given back when its use ended")
+        #expect(cache.count == 0 && budget.reservedBytes == 2_000_000)
+        budget.release(2_000_000)
+    }
+
     /// A job that would use a kept decode while the budget is taken does not wait holding it: a job
     /// larger than the budget, queued after it, needs the budget empty and would wait for that decode,
     /// while the first waited behind the large one (both timed out: the srcset benchmark's stall). It

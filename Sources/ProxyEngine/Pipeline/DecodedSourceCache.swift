@@ -149,20 +149,20 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
             return freed
         }
         budget.release(freed)
-        guard budget.tryReserve(source.bytes) else {
-            observe?(.dropped)
-            return
-        }
-        let (kept, startSweeper) = state.withLock { state -> (Bool, Bool) in
-            guard state.slots[key] == nil, state.held + source.bytes <= settings.capacity else { return (false, false) }
-            state.slots[key] = Slot(source: source, now: now)
-            state.held += source.bytes
-            let start = !state.sweeping
-            state.sweeping = true
-            return (true, start)
+        // Reserved and placed in one step (under the budget's lock), so a job that starts waiting for
+        // memory meanwhile always finds the decode to take back.
+        var startSweeper = false
+        let kept = budget.tryReserve(source.bytes) {
+            state.withLock { state -> Bool in
+                guard state.slots[key] == nil, state.held + source.bytes <= settings.capacity else { return false }
+                state.slots[key] = Slot(source: source, now: now)
+                state.held += source.bytes
+                startSweeper = !state.sweeping
+                state.sweeping = true
+                return true
+            }
         }
         guard kept else {
-            budget.release(source.bytes)
             observe?(.dropped)
             return
         }
@@ -192,6 +192,8 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
             return slot.source.bytes
         }
         budget.release(freed)
+        // Unused now: jobs that started waiting while it was in use could not have it then.
+        budget.reclaimForWaiters()
     }
 
     /// Removes unused decodes past their lifetime; returns the bytes to give back to the budget.

@@ -58,13 +58,20 @@ public final class TransformMemoryBudget: Sendable {
 
     /// Reserves `bytes` only if that fits now and no job waits (memory kept for later use, which must
     /// never hold a transform back), without waiting.
-    /// - Returns: whether it was reserved (always true without a budget).
-    public func tryReserve(_ bytes: Int) -> Bool {
-        guard capacity > 0 else { return true }
+    ///
+    /// `commit` runs under the budget's lock when the bytes fit, and they are reserved only if it returns
+    /// true: what holds them is in place before any job can ask for memory back, so a reservation that
+    /// starts waiting at that moment always finds it to reclaim (done separately, a job larger than the
+    /// budget could start waiting between the two, find nothing to reclaim, and wait for memory that
+    /// nothing would give back). `commit` must not call into the budget.
+    /// - Returns: whether it was reserved (always true without a budget, after `commit`).
+    public func tryReserve(_ bytes: Int, committing commit: () -> Bool = { true }) -> Bool {
+        guard capacity > 0 else { return commit() }
         let reserved = state.withLock { state in
             let fits = bytes <= capacity && state.waiters.isEmpty && state.undecided.isEmpty && state.reserved + bytes <= capacity
-            if fits { state.reserved += bytes }
-            return fits
+            guard fits, commit() else { return false }
+            state.reserved += bytes
+            return true
         }
         if reserved { lender?.lend(bytes) }
         return reserved
@@ -129,7 +136,13 @@ public final class TransformMemoryBudget: Sendable {
                     state.waiters.append(Waiter(id: id, bytes: bytes, continuation: continuation))
                     return nil
                 }
-                if let outcome { continuation.resume(with: outcome) }
+                if let outcome {
+                    continuation.resume(with: outcome)
+                } else {
+                    // Queued: kept memory that became unused since the reclaim above goes now (a job that
+                    // ended its use of it meanwhile found no waiter to give it to).
+                    reclaimForWaiters()
+                }
             }
         } onCancel: {
             giveUp(id, with: CancellationError())
@@ -137,6 +150,13 @@ public final class TransformMemoryBudget: Sendable {
         // Outside the budget's lock: the lender may evict many entries.
         lender?.lend(bytes)
         return bytes
+    }
+
+    /// Asks the reclaimer for what the waiting jobs lack: memory kept for later use that was in use when
+    /// they started waiting (so it could not be given back then) is given back once it no longer is.
+    public func reclaimForWaiters() {
+        let shortfall = state.withLock { self.shortfall(of: $0) }
+        if shortfall > 0, let reclaimer = reclaimer.withLock({ $0.value }) { reclaimer.reclaim(shortfall) }
     }
 
     /// Grows a running job's reservation from `held` to `bytes` if that fits now, without waiting (a job
