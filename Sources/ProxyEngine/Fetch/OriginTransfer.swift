@@ -91,10 +91,10 @@ struct OriginTransfer {
         var responseCode = 0
         if ipx_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &responseCode) == CURLE_OK { status = responseCode }
         // The array libcurl's thread wrote into: handed on as it is, no copy.
-        let received = { body.bytes }
+        let received = body.bytes
         let headers = FetchedSource.parseHeaderLines(transfer.pointee.headers.map { String(cString: $0) } ?? "")
         if Task.isCancelled {
-            keepForResuming(received(), status: status, headers: headers, partial: partial, url: url)
+            keepForResuming(received, status: status, headers: headers, partial: partial, url: url)
             throw CancellationError()
         }
 
@@ -122,7 +122,7 @@ struct OriginTransfer {
         }
         if status == 206, let partial {
             let fields = Dictionary(headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
-            guard let whole = partial.joined(with: received(), contentRange: fields["content-range"]) else {
+            guard let whole = partial.joined(with: received, contentRange: fields["content-range"]) else {
                 return .finished(.failure(.originFailure("origin answered a range that does not continue the download")))
             }
             return .finished(.success(FetchedSource(body: whole, headers: headers, status: 200, resumedFrom: partial.bytes.count)))
@@ -135,7 +135,7 @@ struct OriginTransfer {
         case 500...599: return .finished(.failure(.originServerError(status: status)))
         default: return .finished(.failure(.originFailure("origin answered \(status)")))
         }
-        return .finished(.success(FetchedSource(body: received(), headers: headers, status: status)))
+        return .finished(.success(FetchedSource(body: received, headers: headers, status: status)))
     }
 
     /// Keeps what an aborted hop received when the origin allows resuming it: a whole-body answer (200),

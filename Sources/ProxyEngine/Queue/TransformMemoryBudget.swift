@@ -82,13 +82,7 @@ public final class TransformMemoryBudget: Sendable {
     /// - Returns: the bytes to give back with ``release(_:)``, or nil when the job would have to wait.
     public func reserveIfAdmissible(_ bytes: Int) -> Int? {
         guard capacity > 0 else { return 0 }
-        let admitted = state.withLock { state in
-            guard state.waiters.isEmpty, admissible(bytes, reserved: state.reserved, largeWaiting: state.largestWaiting > capacity)
-            else { return false }
-            state.reserved += bytes
-            return true
-        }
-        guard admitted else { return nil }
+        guard state.withLock({ admitAtOnce(bytes, &$0) }) else { return nil }
         lender?.lend(bytes)
         return bytes
     }
@@ -101,10 +95,7 @@ public final class TransformMemoryBudget: Sendable {
         guard capacity > 0 else { return 0 }
         // Admitted at once when it may start now: no timer, no wait.
         let id = state.withLock { state -> Int? in
-            if admissible(bytes, reserved: state.reserved, largeWaiting: state.largestWaiting > capacity) {
-                state.reserved += bytes
-                return nil
-            }
+            if admitAtOnce(bytes, &state) { return nil }
             defer { state.nextID += 1 }
             state.undecided.insert(state.nextID)
             return state.nextID
@@ -194,6 +185,14 @@ public final class TransformMemoryBudget: Sendable {
         if state.largestWaiting > capacity { return state.reserved }
         guard let first = state.waiters.first else { return 0 }
         return max(0, state.reserved + first.bytes - capacity)
+    }
+
+    /// Reserves `bytes` in `state` when a job of that size may start now (the one rule of both
+    /// ``reserve(_:wait:)``'s fast path and ``reserveIfAdmissible(_:)``).
+    private func admitAtOnce(_ bytes: Int, _ state: inout State) -> Bool {
+        guard admissible(bytes, reserved: state.reserved, largeWaiting: state.largestWaiting > capacity) else { return false }
+        state.reserved += bytes
+        return true
     }
 
     /// Whether a job of `bytes` may start beside `reserved`: a large one alone; others where they fit and
