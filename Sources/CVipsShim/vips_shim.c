@@ -145,6 +145,10 @@ int ipx_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compressi
     return vips_pngsave_buffer(in, buffer, length, "compression", compression, "strip", strip ? TRUE : FALSE, NULL);
 }
 
+int ipx_vips_webpsave_lossless(VipsImage *in, void **buffer, size_t *length) {
+    return vips_webpsave_buffer(in, buffer, length, "lossless", TRUE, NULL);
+}
+
 int ipx_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality, int strip) {
     return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", strip ? TRUE : FALSE, NULL);
 }
@@ -612,4 +616,14 @@ int ipx_vips_reduce_lanczos(VipsImage *in, VipsImage **out, double hshrink, doub
 /* Bytes an image's pixels take in memory (all bands, all frames). */
 size_t ipx_vips_memory_bytes(VipsImage *in) {
     return VIPS_IMAGE_SIZEOF_IMAGE(in);
+}
+
+int ipx_vips_webpload_scaled(const void *buffer, size_t length, double scale, VipsImage **out) {
+    VipsImage *loaded = NULL;
+    if (vips_webpload_buffer((void *)buffer, length, &loaded, "scale", scale, "fail_on", VIPS_FAIL_ON_ERROR, NULL)) {
+        return -1;
+    }
+    int status = ipx_vips_copy_memory(loaded, out);
+    g_object_unref(loaded);
+    return status;
 }

@@ -58,13 +58,20 @@ import TestSupport
         let thumbnail = ResizeBox(width: 200, height: nil, fit: .contain)
         let webp = thumbnail.estimatedWorkingSetBytes(for: header, format: .webp)
         let png = thumbnail.estimatedWorkingSetBytes(for: header, format: .png)
-        // Decoded at three times the output (600x600 of 2001x2001: scale 0.3; 4 bytes a pixel, six copies
-        // while it is reduced) plus the 200x200 output and libwebp's own buffers.
-        #expect(webp == 4 * (6 * 360_361 + 200 * 200) + ResizeBox.webpDecoderBytes)
+        // Decoded once at three times the output (600x600 of 2001x2001: scale 0.3; 4 bytes a pixel), the
+        // 200x200 output once, libwebp's own buffers and the fixed share.
+        #expect(webp == 4 * 360_361 + 4 * 200 * 200 + ResizeBox.webpDecoderBytes + (32 << 20))
         #expect(png >= 2 * 4 * 2000 * 2000, "no shrink on load: the whole image")
+        // Within 3x libwebp scales all the way to the output (1000x1000 of 2000x2000; the whole counted as 2001x2001).
+        let half = ResizeBox(width: 1000, height: nil, fit: .contain)
+        #expect(half.estimatedWorkingSetBytes(for: header, format: .webp) == 4 * 1_001_001 + 4 * 1000 * 1000 + ResizeBox.webpDecoderBytes + (32 << 20))
+        // An alpha is reduced premultiplied in floating point: 11 bytes a decoded pixel.
+        var alpha = header
+        alpha.hasAlpha = true
+        #expect(thumbnail.estimatedWorkingSetBytes(for: alpha, format: .webp) == webp + 7 * 360_361)
         // Enlarging past the source: the decode stops at the source's size.
         var enlarged = ResizeBox(width: 4000, height: nil, fit: .contain)
         enlarged.enlarge = true
-        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .webp) == 4 * (3 * 2001 * 2001 + 4000 * 4000) + ResizeBox.webpDecoderBytes)
+        #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .webp) == 4 * 2001 * 2001 + 4 * 4000 * 4000 + ResizeBox.webpDecoderBytes + (32 << 20))
     }
 }

@@ -95,6 +95,15 @@ extension TestImages {
         return Array(UnsafeRawBufferPointer(start: buffer, count: length))
     }
 
+    /// A lossless WebP of the image (libwebp's VP8L bitstream).
+    public static func losslessWebP(_ image: ImageCore.VipsImage) throws -> [UInt8] {
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        guard ipx_vips_webpsave_lossless(image.pointer, &buffer, &length) == 0, let buffer else { throw ImagingError.processingFailed }
+        defer { g_free(buffer) }
+        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+    }
+
     /// A solid sRGB colour converted into `profile` (a file path or libvips' built-in `p3`, `cmyk`),
     /// the profile attached: its numbers are not sRGB any more.
     public static func solid(red: UInt8, green: UInt8, blue: UInt8, width: Int, height: Int, profile: String) throws -> ImageCore.VipsImage {

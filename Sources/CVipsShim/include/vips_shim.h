@@ -89,6 +89,8 @@ int ipx_vips_jpegsave_layout(VipsImage *in, void **buffer, size_t *length, int q
 int ipx_vips_jpegsave_metadata(VipsImage *in, void **buffer, size_t *length, int quality, int interlace, int subsample,
                                int keep);
 int ipx_vips_webpsave_metadata(VipsImage *in, void **buffer, size_t *length);
+/// A lossless WebP (tests: libwebp's VP8L bitstream).
+int ipx_vips_webpsave_lossless(VipsImage *in, void **buffer, size_t *length);
 int ipx_vips_pngsave_metadata(VipsImage *in, void **buffer, size_t *length);
 /// Decodes all frames of an encoded buffer into memory (n=-1).
 int ipx_vips_decode_all_pages(const void *buffer, size_t length, VipsImage **out);
@@ -141,6 +143,19 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
 /// its progress monitor); -1: out of memory.
 int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
                            long long deadline_ns, VipsImage **out);
+
+/// Decodes a still WebP with libwebp at `scale` (0 < scale <= 1; the size rounded as libvips' webpload
+/// rounds it, so the pixels are the ones `webpload` with that scale gives) into one memory image on the
+/// calling thread (webp_scaled.c): RGB, or RGBA when the file says it has alpha, with its ICC profile, EXIF
+/// and XMP and `orientation` (> 1) attached. 0: *out is set; 1: not this decoder's kind of file (an
+/// animation, a frame that does not fill the canvas, more than `max_pixels` canvas pixels, a container
+/// libwebp's demuxer rejects): use libvips' webpload; 2: `deadline_ns` (CLOCK_MONOTONIC, 0 for none)
+/// passed; 4: libwebp rejected the bitstream or it ended early; -1: out of memory.
+int ipx_webp_decode_scaled(const void *buffer, size_t length, double scale, int orientation, long long max_pixels,
+                           long long deadline_ns, VipsImage **out);
+
+/// libvips' webpload at a scale, into memory (the reference ipx_webp_decode_scaled is tested against).
+int ipx_vips_webpload_scaled(const void *buffer, size_t length, double scale, VipsImage **out);
 
 /// The largest decode made in a transform thread's own reused buffer (thread_buffer.c): 8 MiB, a 1/2-scale
 /// decode of a 4K photograph; larger decodes allocate their own memory.

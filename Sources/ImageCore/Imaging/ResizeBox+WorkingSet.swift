@@ -5,8 +5,9 @@ extension ResizeBox {
     /// the decoded image (every frame loaded; 4 bytes a pixel) twice (the decode and one intermediate),
     /// plus the output box. The decode is the source's size except where the loader shrinks on load: a
     /// JPEG at its shrink (plus libjpeg's whole-image coefficient buffer for a progressive or multi-scan
-    /// file, ``SourceHeader/jpegCoefficientBytes``, unless the DC-only 1/8 image is in hand), a
-    /// WebP at its decode scale (``webpScale(for:)``: libwebp scales while decoding; plus ``webpDecoderBytes``). Measured
+    /// file, ``SourceHeader/jpegCoefficientBytes``, unless the DC-only 1/8 image is in hand), a still
+    /// WebP once at its decode scale (``webpDecodeScale(for:)``: libwebp scales while decoding; plus
+    /// ``webpDecoderBytes``). Measured
     /// against the process's peak RSS per transform in `bench/RESULTS.md`.
     ///
     /// `eighthDecoded`: the DC-only 1/8 image is already in hand (``ScaleOnLoadStep``), so libjpeg's
@@ -80,25 +81,25 @@ extension ResizeBox {
             let shrink = fitted.jpegShrink(for: header)
             decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
             extra = eighthDecoded ? 0 : header.jpegCoefficientBytes
+        case .webp where frameCount == 1:
+            // A still WebP: libwebp decodes it scaled into one memory image (``ScaleOnLoadStep``,
+            // `webp_scaled.c`; RGB, or RGBA with alpha), which `thumbnail` reduces as it streams into the
+            // output (and a cover's crop copies once more). Measured through the pool as peak RSS growth,
+            // 3 to 5 runs each (noise, so the encoder's output is large too): 4096x4096 RGB to 640 / 1080
+            // / 1200 / 1920 / 3840 px grew the process by 14–19 / 26–45 / 10–48 / 2–34 / 109–134 MiB,
+            // 2400x1600 to 1100 px by 9 MiB in most runs and up to 35 (libvips' threads and malloc's arenas,
+            // whatever the size); RGBA with a real alpha (premultiplied in floating point while reduced)
+            // to 1200 / 3840 px by 113–119 / 131–137 MiB. Counted: 4 bytes a decoded pixel (11 with an
+            // alpha), the output once (twice for a cover), libwebp's own buffers and 32 MiB.
+            let scale = fitted.webpDecodeScale(for: header)
+            let decodedPixels = min(whole, Int(Double(whole) * scale * scale) + 1)
+            let perPixel = header.hasAlpha ? 11 : 4
+            let outputCopies = fit == .cover ? 2 : 1
+            return (perPixel * decodedPixels + 4 * outputCopies * output + Self.webpDecoderBytes + (32 << 20), output)
         case .webp:
-            // A still WebP at its decode scale (three times the output); an animation's frames at the output.
-            // libvips' loader and resize hold the scaled frame ~5 times at 4 bytes a pixel while it is
-            // reduced (measured: 3000x3000 to 600 px, decoded at 1800x1800, grew the process by 62 MB;
-            // 4000x4000 to 300 px, at 900x900, by 17 MB; both vary from run to run), so 6 are counted.
-            // A still WebP reduced 3x or less is decoded whole and held ~3 times (measured: 2400x2400 to
-            // 1100 px grew the process by 42 to 61 MB, 23 MB a frame); an animation's frames at the
-            // output's size.
-            let scale = fitted.webpScale(for: header)
-            let scaled = frameCount == 1 && scale < 1
-            let copies: Int
-            if scaled {
-                decoded = min(whole, Int(Double(whole) * scale * scale) + 1)
-                copies = 4
-            } else {
-                decoded = frameCount == 1 ? whole : min(whole, output)
-                copies = frameCount == 1 ? 1 : 0
-            }
-            extra = Self.webpDecoderBytes + copies * 4 * decoded
+            // An animation's frames, decoded by libvips' loader at the output's size.
+            decoded = min(whole, output)
+            extra = Self.webpDecoderBytes
         case .heic, .avif:
             // libheif decodes the whole image (no shrink-on-load) into its own YUV planes, then RGB: a
             // 48 MP HEIC's thumbnail peaked at 465 MB in `vips thumbnail` (~9.5 bytes a pixel).

@@ -3,8 +3,9 @@ import CVipsShim
 /// The first step of a transform without a crop: chooses the decoder and how far it scales while it
 /// decodes. A progressive JPEG whose 1/8 covers the output is made from its DC scans alone
 /// (``JPEGEighthDecoder``); another JPEG that may shrink is decoded by libjpeg at 1/2, 1/4 or 1/8 into
-/// memory on this thread (`jpeg_scaled.c`); a still WebP is left to libwebp at the scale that keeps three
-/// times the output (``ResizeBox/webpScale(for:)``); anything else, or a JPEG those decoders decline, is left
+/// memory on this thread (`jpeg_scaled.c`); a still WebP is decoded by libwebp into memory on this thread
+/// (`webp_scaled.c`) at the scale that keeps three times the output (``ResizeBox/webpDecodeScale(for:)``);
+/// anything else, or a JPEG those decoders decline, is left
 /// to libvips' loader inside ``ResizeStep`` (with its own shrink-on-load).
 struct ScaleOnLoadStep {
     /// The box, fitted to the source (``ResizeBox/coverBoxFitted(to:)``).
@@ -38,6 +39,9 @@ struct ScaleOnLoadStep {
     ) throws(ImagingError) -> Loaded {
         let format = SourceFormat(sniffing: bytes)
         if format == .webp, box.frames == 1 {
+            if let image = try Self.decodeWebP(bytes, scale: box.webpDecodeScale(for: header), header: header, deadline: deadline) {
+                return .decoded(image)
+            }
             let scale = box.webpScale(for: header)
             return scale < 1 ? .webp(scale: scale) : .toLoader(shrink: 1)
         }
@@ -74,6 +78,31 @@ struct ScaleOnLoadStep {
         case .tooManyScans: throw .tooManyScans(limit: SourceHeader.maxJPEGScans)
         case .pastDeadline:
             deadline?.expireNow()
+            throw .undecodable
+        }
+    }
+
+    /// A still WebP decoded by libwebp at `scale` into one memory image on this thread (`webp_scaled.c`;
+    /// the pixels libvips' webpload gives at that scale), with its ICC profile and `header`'s orientation,
+    /// or nil when libvips' loader should take it (an animation, a frame that does not fill the canvas).
+    /// - Throws: ``ImagingError/undecodable`` when libwebp rejects the data or it ends early, or when the
+    ///   deadline passed (the deadline is expired first).
+    static func decodeWebP(
+        _ bytes: [UInt8], scale: Double, header: SourceHeader, deadline: TransformDeadline?
+    ) throws(ImagingError) -> VipsImage? {
+        var image: UnsafeMutablePointer<_VipsImage>?
+        let status = bytes.withUnsafeBytes { raw in
+            ipx_webp_decode_scaled(
+                raw.baseAddress, raw.count, scale, Int32(header.orientation), Int64(header.width * header.height),
+                deadline?.monotonicNanoseconds ?? 0, &image)
+        }
+        switch status {
+        case 0: return image.map { VipsImage(taking: $0) }
+        case 1: return nil
+        case 2:
+            deadline?.expireNow()
+            throw .undecodable
+        default:
             throw .undecodable
         }
     }
