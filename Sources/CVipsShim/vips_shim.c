@@ -585,7 +585,28 @@ static int ipx_vips_alpha_is_opaque(VipsImage *in) {
 /* vips_resize with no box shrink (a reducing gap of 0): Lanczos3 all the way, with resize's own
    pixel-centre convention (the one thumbnail uses). */
 static int ipx_vips_resize_lanczos(VipsImage *in, VipsImage **out, double hshrink, double vshrink) {
+    /* An 8-bit image reduced across: libvips' reduce down (an orc vector program), then the reduce across
+       of reduce_across.c, which runs that pipeline on this thread (resize's own order: down, then across). */
+    if (in->BandFmt == VIPS_FORMAT_UCHAR && in->Bands <= 4 && hshrink > 1.0 && vshrink >= 1.0) {
+        VipsImage *down = in;
+        if (vshrink > 1.0 &&
+            vips_reducev(in, &down, vshrink, "kernel", VIPS_KERNEL_LANCZOS3, "gap", 0.0, NULL)) {
+            return -1;
+        }
+        if (down == in) g_object_ref(in);
+        int status = ipx_reduce_across_lanczos3(down, out, hshrink);
+        g_object_unref(down);
+        if (status != 1) return status;
+    }
     return vips_resize(in, out, 1.0 / hshrink, "vscale", 1.0 / vshrink, "gap", 0.0, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
+}
+
+int ipx_vips_reduceh_lanczos3(VipsImage *in, VipsImage **out, double shrink) {
+    VipsImage *reduced = NULL;
+    if (vips_reduceh(in, &reduced, shrink, "kernel", VIPS_KERNEL_LANCZOS3, "gap", 0.0, NULL)) return -1;
+    int status = ipx_vips_copy_memory(reduced, out);
+    g_object_unref(reduced);
+    return status;
 }
 
 /* Whether an image in memory has an alpha band that is not opaque everywhere (one pass over it). */

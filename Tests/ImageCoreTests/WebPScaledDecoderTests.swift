@@ -113,8 +113,8 @@ private typealias Image = ImageCore.VipsImage
     }
 }
 
-/// A variant of a still WebP is the same whether libwebp's decode is made here or by libvips' loader
-/// inside `thumbnail`.
+/// A variant of a still WebP made from this decoder's image is, within a level, the one libvips makes:
+/// from its loader at the same scale inside `thumbnail`, or from its whole decode within 3x.
 @Suite struct WebPDecodedVariantTests {
     private func resized(_ bytes: [UInt8], box: ResizeBox, ownDecode: Bool) throws -> Image {
         let header = try SourceHeader(reading: bytes)
@@ -125,7 +125,12 @@ private typealias Image = ImageCore.VipsImage
             guard case .decoded = loaded else { throw ImagingError.processingFailed }
         } else {
             let scale = fitted.webpScale(for: header)
-            loaded = scale < 1 ? .webp(scale: scale) : .toLoader(shrink: 1)
+            var whole: UnsafeMutablePointer<_VipsImage>?
+            if scale == 1 {
+                let status = bytes.withUnsafeBytes { ipx_vips_webpload_scaled($0.baseAddress, $0.count, 1, &whole) }
+                try #require(status == 0)
+            }
+            loaded = try whole.map { .decoded(Image(taking: $0)) } ?? .webp(scale: scale)
         }
         return try ResizeStep(box: fitted).apply(to: loaded, bytes: bytes, header: header, deadline: nil)
     }
@@ -138,13 +143,14 @@ private typealias Image = ImageCore.VipsImage
         (width: 900, height: 500, fit: .fill),
         (width: nil, height: 1000, fit: .contain),
     ] as [(width: Int?, height: Int?, fit: FitMode)])
-    func aVariantIsTheSameWhicheverDecodesIt(box: (width: Int?, height: Int?, fit: FitMode)) throws {
+    func aVariantIsLibvipsOwnWithinALevel(box: (width: Int?, height: Int?, fit: FitMode)) throws {
         let bytes = try TestImages.noise(width: 2400, height: 1600, bands: 3).encoded(as: .webp, quality: 85).bytes
         let resizeBox = ResizeBox(width: box.width, height: box.height, fit: box.fit)
         let mine = try resized(bytes, box: resizeBox, ownDecode: true)
         let libvips = try resized(bytes, box: resizeBox, ownDecode: false)
         #expect(mine.width == libvips.width && mine.height == libvips.height, "\(box)")
         let (a, b) = (try mine.pixels(), try libvips.pixels())
-        #expect(a == b, "\(box)")
+        let worst = zip(a, b).reduce(0) { max($0, abs(Int($1.0) - Int($1.1))) }
+        #expect(worst <= 1, "\(box): largest difference \(worst)")
     }
 }

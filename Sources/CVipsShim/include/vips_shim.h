@@ -157,6 +157,16 @@ int ipx_webp_decode_scaled(const void *buffer, size_t length, double scale, int 
 /// libvips' webpload at a scale, into memory (the reference ipx_webp_decode_scaled is tested against).
 int ipx_vips_webpload_scaled(const void *buffer, size_t length, double scale, VipsImage **out);
 
+/// Reduces an 8-bit image of 1 to 4 bands across by `shrink` (>= 1) with Lanczos3 on the calling thread
+/// (reduce_across.c): libvips' reduceh geometry, the input read strip by strip through a region, a new
+/// memory image out with the input's metadata. 0: *out is set; 1: not this code's kind of image (another
+/// format, coding or band count): use vips_reduceh; -1: libvips failed (the input's pipeline, memory).
+int ipx_reduce_across_lanczos3(VipsImage *in, VipsImage **out, double shrink);
+
+/// libvips' reduceh with Lanczos3 and no reducing gap (the reference ipx_reduce_across_lanczos3 is tested
+/// against), into memory.
+int ipx_vips_reduceh_lanczos3(VipsImage *in, VipsImage **out, double shrink);
+
 /// The largest decode made in a transform thread's own reused buffer (thread_buffer.c): 8 MiB, a 1/2-scale
 /// decode of a 4K photograph; larger decodes allocate their own memory.
 #define IPX_THREAD_BUFFER_MAX_BYTES ((size_t)8 << 20)

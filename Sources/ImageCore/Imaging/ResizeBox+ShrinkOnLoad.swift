@@ -26,47 +26,15 @@ extension ResizeBox {
 
     /// The scale (0 < scale <= 1) a still WebP is decoded at: libwebp scales while it decodes, and what
     /// it scales to is kept at ``webpShrinkMargin`` times the output's size, so that Lanczos3 makes the
-    /// rest. libvips' `thumbnail` lets libwebp scale all the way to the output; libwebp's rescaler
-    /// averages areas, and its thumbnails were below thumbor's (Pillow: whole decode, then Lanczos) in
-    /// SSIM against a Lanczos3 reduce of the whole image (`bench/RESULTS.md`, session 30).
+    /// rest; within three times (1 returned) it is decoded whole and Lanczos3 makes it all. libvips'
+    /// `thumbnail` lets libwebp scale all the way to the output; libwebp's rescaler averages areas, and
+    /// its thumbnails were below thumbor's (Pillow: whole decode, then Lanczos) in SSIM against a Lanczos3
+    /// reduce of the whole image (`bench/RESULTS.md`, session 30; at 1920 to 3840 px of a 4096 px WebP
+    /// too, session 33).
     func webpScale(for header: SourceHeader) -> Double {
         let reduction = self.reduction(for: header)
         guard frames == 1, reduction > Self.webpShrinkMargin else { return 1 }
         return Self.webpShrinkMargin / reduction
-    }
-
-    /// The scale a still WebP is decoded at by ``ScaleOnLoadStep``: ``webpScale(for:)`` where it scales,
-    /// else (a reduction of at most ``webpShrinkMargin``) the scale libvips' `thumbnail` has libwebp decode
-    /// at, all the way to the output and never up (``thumbnailCommonShrink(for:)``), so that a variant is
-    /// the same whichever of the two decodes it.
-    func webpDecodeScale(for header: SourceHeader) -> Double {
-        let margin = webpScale(for: header)
-        return margin < 1 ? margin : 1 / max(1, thumbnailCommonShrink(for: header))
-    }
-
-    /// The factor libvips' `thumbnail` shrinks both axes of the stored (unrotated) source by to fit
-    /// ``thumbnailArguments(for:)``, as `vips_thumbnail_calculate_common_shrink` computes it: the target
-    /// turned for an orientation of 5 to 8, the axis that fills the box (or, with a crop, covers it) taken
-    /// for both unless the size is forced, `size` up or down applied, each axis at most the source's.
-    func thumbnailCommonShrink(for header: SourceHeader) -> Double {
-        let arguments = thumbnailArguments(for: header)
-        let turned = (5...8).contains(header.orientation)
-        let targetWidth = Double(max(1, turned ? arguments.height : arguments.width))
-        let targetHeight = Double(max(1, turned ? arguments.width : arguments.height))
-        var across = Double(header.width) / targetWidth
-        var down = Double(header.height) / targetHeight
-        let byWidth = arguments.crop != Crop.none.rawValue ? across < down : !(across < down)
-        if arguments.size != Size.force.rawValue {
-            if byWidth { down = across } else { across = down }
-        }
-        if arguments.size == Size.up.rawValue {
-            across = min(1, across)
-            down = min(1, down)
-        } else if arguments.size == Size.down.rawValue {
-            across = max(1, across)
-            down = max(1, down)
-        }
-        return min(min(across, Double(header.width)), min(down, Double(header.height)))
     }
 
     /// How many times the output's size a scaled-on-load WebP keeps at least. 3, measured at 300 px on the

@@ -6,7 +6,7 @@ extension ResizeBox {
     /// plus the output box. The decode is the source's size except where the loader shrinks on load: a
     /// JPEG at its shrink (plus libjpeg's whole-image coefficient buffer for a progressive or multi-scan
     /// file, ``SourceHeader/jpegCoefficientBytes``, unless the DC-only 1/8 image is in hand), a still
-    /// WebP once at its decode scale (``webpDecodeScale(for:)``: libwebp scales while decoding; plus
+    /// WebP once at its decode scale (``webpScale(for:)``: libwebp scales while decoding; plus
     /// ``webpDecoderBytes``). Measured
     /// against the process's peak RSS per transform in `bench/RESULTS.md`.
     ///
@@ -91,7 +91,7 @@ extension ResizeBox {
             // whatever the size); RGBA with a real alpha (premultiplied in floating point while reduced)
             // to 1200 / 3840 px by 113–119 / 131–137 MiB. Counted: 4 bytes a decoded pixel (11 with an
             // alpha), the output once (twice for a cover), libwebp's own buffers and 32 MiB.
-            let scale = fitted.webpDecodeScale(for: header)
+            let scale = fitted.webpScale(for: header)
             let decodedPixels = min(whole, Int(Double(whole) * scale * scale) + 1)
             let perPixel = header.hasAlpha ? 11 : 4
             let outputCopies = fit == .cover ? 2 : 1

@@ -19,12 +19,18 @@ struct ResizeStep {
         let arguments = box.thumbnailArguments(for: header)
         // Sources with a profile (or CMYK) are converted to sRGB by `thumbnail` itself, after shrinking.
         let toSRGB: Int32 = header.colourManaged ? 1 : 0
+        // A decode in memory without alpha is reduced to a forced size by Lanczos3 alone on this thread,
+        // as a whole decode is (``reducedToForcedSize(_:header:arguments:premultiply:)``).
+        var reducedAhead: VipsImage?
+        if case .decoded(let image) = loaded, !image.hasAlpha {
+            reducedAhead = try reducedToForcedSize(image, header: header, arguments: arguments, premultiply: 0)
+        }
         var output: UnsafeMutablePointer<_VipsImage>?
         let status = bytes.withUnsafeBytes { raw in
             switch loaded {
             case .decoded(let image):
                 return ipx_vips_thumbnail_image(
-                    image.pointer, &output, Int32(arguments.width), Int32(arguments.height), arguments.size,
+                    (reducedAhead ?? image).pointer, &output, Int32(arguments.width), Int32(arguments.height), arguments.size,
                     arguments.crop, toSRGB)
             case .webp(let scale):
                 return ipx_vips_thumbnail_webp_scaled(
@@ -75,10 +81,10 @@ struct ResizeStep {
         let toSRGB: Int32 = header.colourManaged ? 1 : 0
         let reduction = box.reduction(for: header)
         var input = whole
-        if reduction < Self.lanczosOnlyBelow {
-            if arguments.size == Size.force.rawValue, let (across, down) = forcedShrink(of: whole, header: header, arguments: arguments) {
-                input = try whole.producing { ipx_vips_reduce_lanczos($0, $1, across, down, premultiply) }
-            } else if arguments.crop != Crop.none.rawValue, reduction >= 4 {
+        if let reduced = try reducedToForcedSize(whole, header: header, arguments: arguments, premultiply: premultiply) {
+            input = reduced
+        } else if reduction < Self.lanczosOnlyBelow {
+            if arguments.crop != Crop.none.rawValue, reduction >= 4 {
                 input = try whole.producing { ipx_vips_reduce_lanczos($0, $1, reduction / 2, reduction / 2, premultiply) }
             }
         }
@@ -88,6 +94,22 @@ struct ResizeStep {
         }
         deadline?.watch(lazy)
         return try coverCropped(try lazy.producing { ipx_vips_copy_memory($0, $1) })
+    }
+
+    /// `image` (a decode in memory, in the source's axes) reduced by Lanczos3 alone straight to the output's
+    /// size when `thumbnail` is to force it (a contain or fill reduction) and the reduction is below
+    /// ``lanczosOnlyBelow``; nil otherwise (`thumbnail` does the reduction). The reduce down is libvips'
+    /// reducev and the reduce across `reduce_across.c`, both on this thread (libvips 8.14's own reduce
+    /// across costs ten times its reduce down); `thumbnail` then has only the orientation and the colour
+    /// conversion left to do.
+    /// - Throws: ``ImagingError/processingFailed`` when libvips fails.
+    private func reducedToForcedSize(
+        _ image: VipsImage, header: SourceHeader, arguments: (width: Int, height: Int, size: Int32, crop: Int32), premultiply: Int32
+    ) throws(ImagingError) -> VipsImage? {
+        guard arguments.size == Size.force.rawValue, let (across, down) = forcedShrink(of: image, header: header, arguments: arguments),
+            max(across, down) < Self.lanczosOnlyBelow
+        else { return nil }
+        return try image.producing { ipx_vips_reduce_lanczos($0, $1, across, down, premultiply) }
     }
 
     /// The shrink across and down from the whole decode to a forced output size, in the decode's own axes

@@ -4,8 +4,8 @@ import CVipsShim
 /// decodes. A progressive JPEG whose 1/8 covers the output is made from its DC scans alone
 /// (``JPEGEighthDecoder``); another JPEG that may shrink is decoded by libjpeg at 1/2, 1/4 or 1/8 into
 /// memory on this thread (`jpeg_scaled.c`); a still WebP is decoded by libwebp into memory on this thread
-/// (`webp_scaled.c`) at the scale that keeps three times the output (``ResizeBox/webpDecodeScale(for:)``);
-/// anything else, or a JPEG those decoders decline, is left
+/// (`webp_scaled.c`) at the scale that keeps three times the output, whole within 3x
+/// (``ResizeBox/webpScale(for:)``); anything else, or a JPEG those decoders decline, is left
 /// to libvips' loader inside ``ResizeStep`` (with its own shrink-on-load).
 struct ScaleOnLoadStep {
     /// The box, fitted to the source (``ResizeBox/coverBoxFitted(to:)``).
@@ -39,7 +39,7 @@ struct ScaleOnLoadStep {
     ) throws(ImagingError) -> Loaded {
         let format = SourceFormat(sniffing: bytes)
         if format == .webp, box.frames == 1 {
-            if let image = try Self.decodeWebP(bytes, scale: box.webpDecodeScale(for: header), header: header, deadline: deadline) {
+            if let image = try Self.decodeWebP(bytes, scale: box.webpScale(for: header), header: header, deadline: deadline) {
                 return .decoded(image)
             }
             let scale = box.webpScale(for: header)
@@ -58,13 +58,21 @@ struct ScaleOnLoadStep {
         case .untried, .declined:
             break
         }
-        guard shrink > 1 else { return .toLoader(shrink: 1) }
+        // Unshrunk, the decode is made here only when it is reduced to a forced size afterwards, by the
+        // reduce across that is faster than libvips' (``ResizeStep``), and is not large; otherwise
+        // libvips' loader streams it through `thumbnail`.
+        guard shrink > 1 || (box.thumbnailArguments(for: header).size == ResizeBox.Size.force.rawValue
+            && header.width * header.height * 3 <= Self.largestUnshrunkDecodeBytes)
+        else { return .toLoader(shrink: 1) }
         // Baseline (and other) JPEGs: libjpeg's scaled decode straight into memory on this thread.
         if let image = try Self.decodeScaled(bytes, shrink: shrink, header: header, deadline: deadline) {
             return .decoded(image)
         }
         return .toLoader(shrink: shrink)
     }
+
+    /// The largest JPEG decoded here without a shrink (its RGB pixels): 64 MiB, a 22 MP photograph.
+    static let largestUnshrunkDecodeBytes = 64 << 20
 
     /// The DC-only 1/8 image of a JPEG (``JPEGEighthDecoder``), upright and with its profile, or nil when
     /// the decoder declines the file (libjpeg or libvips then decode it).

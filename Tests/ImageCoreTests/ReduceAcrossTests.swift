@@ -1,0 +1,77 @@
+import CVipsShim
+import Testing
+import TestSupport
+
+@testable import ImageCore
+
+private typealias Image = ImageCore.VipsImage
+
+/// The Lanczos3 reduce across of `reduce_across.c` against libvips' reduceh: the same size, and the same
+/// samples within libvips' own rounding (it places each output pixel to 1/64 of an input pixel and keeps
+/// its weights to 12 bits; this code does neither).
+@Suite struct ReduceAcrossTests {
+    private func libvips(_ image: Image, shrink: Double) throws -> Image {
+        try image.producingForTests { ipx_vips_reduceh_lanczos3($0, $1, shrink) }
+    }
+
+    private func mine(_ image: Image, shrink: Double) throws -> Image {
+        var output: UnsafeMutablePointer<_VipsImage>?
+        let status = ipx_reduce_across_lanczos3(image.pointer, &output, shrink)
+        try #require(status == 0)
+        return Image(taking: try #require(output))
+    }
+
+    /// The largest and the mean difference between two images' samples.
+    private func differences(_ first: Image, _ second: Image) throws -> (worst: Int, mean: Double) {
+        try #require(first.width == second.width && first.height == second.height && first.bands == second.bands)
+        let (a, b) = (try first.pixels(), try second.pixels())
+        var worst = 0
+        var total = 0
+        for (x, y) in zip(a, b) {
+            let difference = abs(Int(x) - Int(y))
+            worst = max(worst, difference)
+            total += difference
+        }
+        return (worst, Double(total) / Double(max(1, a.count)))
+    }
+
+    @Test(arguments: [
+        (bands: 3, shrink: 2.0), (bands: 3, shrink: 1.07), (bands: 3, shrink: 1.875), (bands: 3, shrink: 3.3),
+        (bands: 1, shrink: 2.5), (bands: 4, shrink: 1.6), (bands: 2, shrink: 7.9), (bands: 3, shrink: 1.0),
+    ])
+    func reducesAsLibvipsReducehDoes(layout: (bands: Int, shrink: Double)) throws {
+        // Noise, the hardest case for the rounding, and not a multiple of any shrink.
+        let source = try TestImages.noise(width: 1001, height: 67, bands: layout.bands)
+        let reduced = try mine(source, shrink: layout.shrink)
+        let reference = try layout.shrink > 1 ? libvips(source, shrink: layout.shrink) : source
+        #expect(reduced.width == reference.width && reduced.height == 67 && reduced.bands == layout.bands, "\(layout)")
+        let (worst, mean) = try differences(reduced, reference)
+        #expect(worst <= 1 && mean < 0.2, "\(layout): largest difference \(worst), mean \(mean)")
+    }
+
+    @Test func aSmoothImageIsTheSameWithinOneLevel() throws {
+        let source = try TestImages.photo(width: 3840, height: 40)
+        let (worst, mean) = try differences(try mine(source, shrink: 2), try libvips(source, shrink: 2))
+        #expect(worst <= 1 && mean < 0.1, "largest difference \(worst), mean \(mean)")
+    }
+
+    @Test func keepsTheMetadataAndRunsTheInputsPipeline() throws {
+        let p3 = try TestImages.noise(width: 640, height: 480, bands: 3).producing { ipx_vips_icc_export($0, $1, "p3") }
+        vips_image_set_int(p3.pointer, "orientation", 6)
+        // A lazy input: libvips' reduce down, evaluated strip by strip on this thread.
+        let down = try p3.producingForTests { ipx_vips_reduce_lanczos($0, $1, 1.0, 2.0, 0) }
+        let reduced = try mine(down, shrink: 2)
+        #expect(reduced.width == 320 && reduced.height == 240)
+        #expect(vips_image_get_orientation(reduced.pointer) == 6)
+        var names = [CChar](repeating: 0, count: 4096)
+        _ = ipx_vips_metadata_fields(reduced.pointer, &names, names.count)
+        #expect(String(cString: names).contains("icc-profile-data"))
+    }
+
+    @Test func declinesWhatItDoesNotReduce() throws {
+        var output: UnsafeMutablePointer<_VipsImage>?
+        let five = try TestImages.noise(width: 64, height: 8, bands: 5)
+        #expect(ipx_reduce_across_lanczos3(five.pointer, &output, 2) == 1, "5 bands: libvips' reduceh")
+        #expect(ipx_reduce_across_lanczos3(five.pointer, &output, 0.5) == 1, "an enlargement is not a reduce")
+    }
+}
