@@ -42,6 +42,29 @@ import TestSupport
         #expect(try difference(shrunk, reference) < 2.0)
     }
 
+    /// Issue #34: a JPEG that keeps its full size (a 1920 px variant of a 3840 px photograph) is decoded
+    /// into memory on the transform's thread and reduced by the reduce across of `reduce_across.c`: within
+    /// a level or two of what libvips' loader and `thumbnail` make of it.
+    @Test(arguments: [1920, 1537])
+    func anUnshrunkJPEGIsReducedAsLibvipsDoes(width: Int) throws {
+        let bytes = try TestImages.noise(width: 3840, height: 2160, bands: 3).encoded(as: .jpeg, quality: 90).bytes
+        let header = try SourceHeader(reading: bytes)
+        let box = ResizeBox(width: width, height: nil, fit: .contain).coverBoxFitted(to: header)
+        #expect(box.jpegShrink(for: header) == 1)
+        let loaded = try ScaleOnLoadStep(box: box).apply(to: bytes, header: header, deadline: nil)
+        guard case .decoded = loaded else {
+            Issue.record("decoded here, not left to libvips' loader")
+            return
+        }
+        let mine = try ResizeStep(box: box).apply(to: loaded, bytes: bytes, header: header, deadline: nil)
+        let libvips = try ResizeStep(box: box).apply(to: .toLoader(shrink: 1), bytes: bytes, header: header, deadline: nil)
+        #expect(mine.width == width && mine.width == libvips.width && mine.height == libvips.height)
+        let (a, b) = (try mine.pixels(), try libvips.pixels())
+        let worst = zip(a, b).reduce(0) { max($0, abs(Int($1.0) - Int($1.1))) }
+        let mean = try difference(mine, libvips)
+        #expect(worst <= 2 && mean < 0.3, "w=\(width): largest difference \(worst), mean \(mean)")
+    }
+
     @Test func reductionsIntoABoxAreForcedToTheRoundedSize() throws {
         // 1600 rows / 8.533 = 187.5: forced to 188 rows, each axis reduced by its own exact factor.
         let header = SourceHeader(width: 2560, height: 1600, frames: 1, orientation: 1, colourManaged: false)

@@ -220,6 +220,19 @@ import TestSupport
         #expect(reserved >= EncoderWorkingSet.bytesPerPixel(format) * 2048 * 2048, "the encoder's share is reserved")
     }
 
+    /// Issue #34: a JPEG that keeps its full size is decoded whole into memory when a forced reduce
+    /// follows (3840x2160 to 1920 and 2048 px); the reduce reads the decode strip by strip, holding no
+    /// intermediate image.
+    @Test(arguments: [1920, 2048])
+    func anUnshrunkJPEGDecodeIsInsideItsReservation(width: Int) async throws {
+        let source = try TestImages.jpeg(TestImages.noise(width: 3840, height: 2160, bands: 3), quality: 85, progressive: false, subsample: true)
+        let request = try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", String(width))], limits: .init(maxDimension: 4096))
+        let transformer = ImageTransformer(maxSourcePixels: 50_000_000, encoding: EncodingSettings())
+        let (encoded, growth, reserved) = try await Self.measured(source, request, .fixed(.jpeg), transformer)
+        #expect(try VipsImage.decode(encoded.bytes).width == width)
+        #expect(growth <= reserved, "to \(width): RSS grew \(growth) bytes, reserved \(reserved)")
+    }
+
     /// Issue #33: libheif decodes a HEIC whole, into its own planes first; the estimate covers it.
     @Test func aHEICDecodeIsInsideItsReservation() async throws {
         let small = try TestImages.gradient(width: 256, height: 256)
