@@ -94,7 +94,8 @@ struct ScaleOnLoadStep {
     /// the pixels libvips' webpload gives at that scale), with its ICC profile and `header`'s orientation,
     /// or nil when libvips' loader should take it (an animation, a frame that does not fill the canvas).
     /// - Throws: ``ImagingError/undecodable`` when libwebp rejects the data or it ends early, or when the
-    ///   deadline passed (the deadline is expired first).
+    ///   deadline passed (the deadline is expired first); ``ImagingError/processingFailed`` when memory
+    ///   for the image could not be had.
     static func decodeWebP(
         _ bytes: [UInt8], scale: Double, header: SourceHeader, deadline: TransformDeadline?
     ) throws(ImagingError) -> VipsImage? {
@@ -110,8 +111,11 @@ struct ScaleOnLoadStep {
         case 2:
             deadline?.expireNow()
             throw .undecodable
-        default:
+        case 4:
             throw .undecodable
+        default:
+            _ = Vips.takeError()
+            throw .processingFailed
         }
     }
 
