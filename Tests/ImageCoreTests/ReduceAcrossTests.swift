@@ -74,4 +74,26 @@ private typealias Image = ImageCore.VipsImage
         #expect(ipx_reduce_across_lanczos3(five.pointer, &output, 2) == 1, "5 bands: libvips' reduceh")
         #expect(ipx_reduce_across_lanczos3(five.pointer, &output, 0.5) == 1, "an enlargement is not a reduce")
     }
+
+    /// A decode reduced to its forced size with nothing left for `thumbnail` to do (no profile, no turn)
+    /// skips it: the variant is what `thumbnail` makes of the reduced image, sample for sample.
+    @Test(arguments: [700, 1100])
+    func aReducedDecodeSkipsThumbnailWithoutChangingASample(width: Int) throws {
+        let bytes = try TestImages.noise(width: 2400, height: 1600, bands: 3).encoded(as: .jpeg, quality: 90).bytes
+        let header = try SourceHeader(reading: bytes)
+        let box = ResizeBox(width: width, height: nil, fit: .contain).coverBoxFitted(to: header)
+        let loaded = try ScaleOnLoadStep(box: box).apply(to: bytes, header: header, deadline: nil)
+        guard case .decoded(let decoded) = loaded else {
+            Issue.record("decoded in memory")
+            return
+        }
+        let variant = try ResizeStep(box: box).apply(to: loaded, bytes: bytes, header: header, deadline: nil)
+        let arguments = box.thumbnailArguments(for: header)
+        #expect(arguments.size == ResizeBox.Size.force.rawValue && variant.width == arguments.width && variant.height == arguments.height)
+        let across = Double(decoded.width) / Double(arguments.width), down = Double(decoded.height) / Double(arguments.height)
+        let reference = try decoded.producingForTests { ipx_vips_reduce_lanczos($0, $1, across, down, 0) }
+            .producingForTests { ipx_vips_thumbnail_image($0, $1, Int32(arguments.width), Int32(arguments.height), arguments.size, -1, 0) }
+            .producingForTests { ipx_vips_copy_memory($0, $1) }
+        #expect(try variant.pixels() == reference.pixels())
+    }
 }
