@@ -3,8 +3,9 @@
 #   - jpeg_dc: Sources/CVipsShim/{jpeg_dc,png_chunks}.c under libFuzzer + ASan + UBSan (the toolchain's clang),
 #     with jpeg_scaled.c (our driving of libjpeg's scaled decode) and thread_buffer.c (the reused decode
 #     buffer both write into) over the same inputs;
-#   - containers: Sources/CVipsShim/{frame_count,icc_profile}.c (GIF/WebP frame counts, the WebP metadata
-#     rewrite, the ICC profile check) under libFuzzer + ASan + UBSan;
+#   - containers: Sources/CVipsShim/{frame_count,icc_profile,webp_scaled}.c (GIF/WebP frame counts, the WebP
+#     metadata rewrite, the ICC profile check, our driving of libwebp's scaled decode into the reused
+#     buffer of thread_buffer.c) under libFuzzer + ASan + UBSan;
 #   - raw_request_head: the memory-hit framing parser (Sources/ProxyServer/FastPath/RawRequestHead.swift) under
 #     swiftc -sanitize=fuzzer,address;
 #   - request_intake: every value a request brings (query, client hints, Save-Data, Accept) through
@@ -33,7 +34,8 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
   fuzz/containers/fuzz_containers.c Sources/CVipsShim/frame_count.c Sources/CVipsShim/icc_profile.c \
-  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2) -lgif -o "$out/fuzz_containers" 2> >(grep -v "Cannot export local symbol" >&2)
+  Sources/CVipsShim/webp_scaled.c Sources/CVipsShim/thread_buffer.c \
+  $(pkg-config --libs vips libwebp libwebpmux libwebpdemux lcms2) -lgif -o "$out/fuzz_containers" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

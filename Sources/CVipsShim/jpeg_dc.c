@@ -501,19 +501,17 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
         return status < 0 ? -1 : status == 0 ? 1 : status;
     }
     int width = (d->width + 7) / 8, height = (d->height + 7) / 8, bands = d->count;
-    size_t bytes = (size_t)width * (size_t)height * (size_t)bands;
     /* Into this thread's reused buffer when it fits (thread_buffer.c); every pixel is written below before
-       the image is made on it. Otherwise into memory of its own, copied into the image. */
-    ipx_thread_buffer *lease = NULL;
-    uint8_t *lent = ipx_thread_buffer_lend(bytes, &lease);
-    uint8_t *pixels = lent ? lent : malloc(bytes);
-    if (!pixels) {
+       the image is handed out. */
+    VipsImage *image = ipx_thread_buffer_image(width, height, bands,
+                                               bands == 1 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB);
+    if (!image) {
         ipx_release(d);
         free(d);
         return -1;
     }
     for (int y = 0; y < height; y++) {
-        uint8_t *row = pixels + (size_t)y * (size_t)width * (size_t)bands;
+        uint8_t *row = VIPS_IMAGE_ADDR(image, 0, y);
         for (int x = 0; x < width; x++) {
             int luma = ipx_sample(d, &d->comps[0], x, y);
             if (bands == 1) {
@@ -534,21 +532,6 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
         if (!d->icc_chunk[i]) icc_complete = 0;
         else icc_size += d->icc_length[i];
     }
-    VipsImage *image;
-    if (lent) {
-        image = vips_image_new_from_memory(pixels, bytes, width, height, bands, VIPS_FORMAT_UCHAR);
-        if (image) ipx_thread_buffer_tie(lease, image);
-        else ipx_thread_buffer_return(lease);
-    } else {
-        image = vips_image_new_from_memory_copy(pixels, bytes, width, height, bands, VIPS_FORMAT_UCHAR);
-        free(pixels);
-    }
-    if (!image) {
-        ipx_release(d);
-        free(d);
-        return -1;
-    }
-    image->Type = bands == 1 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB;
     if (icc_complete && icc_size) {
         uint8_t *icc = malloc(icc_size);
         if (icc) {

@@ -106,27 +106,10 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
     int width = (int)info.output_width, height = (int)info.output_height, bands = grey ? 1 : 3;
     if (width < 1 || height < 1 || (int)info.output_components != bands) longjmp(error.jump, 1);
     status = -1;
-    /* The pixels go into this thread's reused buffer when they fit it (thread_buffer.c): libjpeg writes
-       every row below before the image is handed out, and a decode stopped part-way unrefs the image,
-       which gives the buffer back unread. */
-    size_t bytes = (size_t)width * (size_t)height * (size_t)bands;
-    ipx_thread_buffer *lease = NULL;
-    unsigned char *memory = ipx_thread_buffer_lend(bytes, &lease);
-    if (memory) {
-        image = vips_image_new_from_memory(memory, bytes, width, height, bands, VIPS_FORMAT_UCHAR);
-        if (!image) {
-            ipx_thread_buffer_return(lease);
-            longjmp(error.jump, 1);
-        }
-        ipx_thread_buffer_tie(lease, image);
-        image->Type = grey ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB;
-    } else {
-        image = vips_image_new_memory();
-        if (!image) longjmp(error.jump, 1);
-        vips_image_init_fields(image, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE,
-                               grey ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB, 1.0, 1.0);
-        if (vips_image_write_prepare(image)) longjmp(error.jump, 1);
-    }
+    /* Into this thread's reused buffer when it fits (thread_buffer.c): libjpeg writes every row below
+       before the image is handed out, and a decode stopped part-way unrefs the image unread. */
+    image = ipx_thread_buffer_image(width, height, bands, grey ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB);
+    if (!image) longjmp(error.jump, 1);
     /* The profile is read from the saved APP2 markers while libjpeg still holds them. */
     JOCTET *profile = NULL;
     unsigned int profile_length = 0;

@@ -103,6 +103,31 @@ void ipx_thread_buffer_tie(ipx_thread_buffer *lease, VipsImage *image) {
     g_signal_connect(image, "postclose", G_CALLBACK(ipx_buffer_image_closed), lease);
 }
 
+VipsImage *ipx_thread_buffer_image(int width, int height, int bands, VipsInterpretation interpretation) {
+    size_t bytes = (size_t)width * (size_t)height * (size_t)bands;
+    ipx_thread_buffer *lease = NULL;
+    unsigned char *memory = ipx_thread_buffer_lend(bytes, &lease);
+    VipsImage *image = NULL;
+    if (memory) {
+        image = vips_image_new_from_memory(memory, bytes, width, height, bands, VIPS_FORMAT_UCHAR);
+        if (!image) {
+            ipx_thread_buffer_return(lease);
+            return NULL;
+        }
+        ipx_thread_buffer_tie(lease, image);
+        image->Type = interpretation;
+        return image;
+    }
+    image = vips_image_new_memory();
+    if (!image) return NULL;
+    vips_image_init_fields(image, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE, interpretation, 1.0, 1.0);
+    if (vips_image_write_prepare(image)) {
+        g_object_unref(image);
+        return NULL;
+    }
+    return image;
+}
+
 const void *ipx_thread_buffer_address(void) {
     pthread_once(&ipx_buffer_once, ipx_buffer_make_key);
     ipx_thread_buffer *buffer = pthread_getspecific(ipx_buffer_key);

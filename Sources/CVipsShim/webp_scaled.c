@@ -32,35 +32,6 @@ static const struct {
     {VIPS_META_XMP_NAME, "XMP ", XMP_FLAG},
 };
 
-/* The memory image the decode is written into: this thread's buffer when it fits (thread_buffer.c; every
- * pixel is written before the image is handed out, and a failed decode unrefs the image, which gives the
- * buffer back unread), else memory of its own. */
-static VipsImage *ipx_webp_target(int width, int height, int bands) {
-    size_t bytes = (size_t)width * (size_t)height * (size_t)bands;
-    ipx_thread_buffer *lease = NULL;
-    unsigned char *memory = ipx_thread_buffer_lend(bytes, &lease);
-    VipsImage *image = NULL;
-    if (memory) {
-        image = vips_image_new_from_memory(memory, bytes, width, height, bands, VIPS_FORMAT_UCHAR);
-        if (!image) {
-            ipx_thread_buffer_return(lease);
-            return NULL;
-        }
-        ipx_thread_buffer_tie(lease, image);
-        image->Type = VIPS_INTERPRETATION_sRGB;
-        return image;
-    }
-    image = vips_image_new_memory();
-    if (!image) return NULL;
-    vips_image_init_fields(image, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE,
-                           VIPS_INTERPRETATION_sRGB, 1.0, 1.0);
-    if (vips_image_write_prepare(image)) {
-        g_object_unref(image);
-        return NULL;
-    }
-    return image;
-}
-
 /* Feeds `length` bytes to libwebp's incremental decoder in steps. 0 done, 2 past the deadline, 4 rejected
  * or ended early. */
 static int ipx_webp_decode_into(const uint8_t *data, size_t length, WebPDecoderConfig *config, long long deadline_ns) {
@@ -107,7 +78,7 @@ int ipx_webp_decode_scaled(const void *buffer, size_t length, double scale, int 
     int status = 1;
     VipsImage *image = NULL;
     if (width >= 1 && height >= 1 && frame.width == canvas_width && frame.height == canvas_height) {
-        image = ipx_webp_target(width, height, bands);
+        image = ipx_thread_buffer_image(width, height, bands, VIPS_INTERPRETATION_sRGB);
         status = image ? 0 : -1;
     }
     if (status == 0) {

@@ -143,6 +143,25 @@ import TestSupport
 
     /// A decode kept by one transform and used by the next makes exactly what a fresh whole decode makes,
     /// and the plan that uses it reserves only the resize and the encoder.
+    /// A reduce with a real alpha that is itself the variant (no profile, no turn: no `thumbnail` after it)
+    /// is still evaluated under the transform's deadline: in time it is the variant, past the deadline it
+    /// stops.
+    @Test func aDeadlineStopsTheReduceThatIsTheVariant() throws {
+        let source = try TestImages.noise(width: 1600, height: 1067, bands: 4).encoded(as: .png).bytes
+        let plan = try transformer.plan(source, request: request([("w", "640")]), choice: .fixed(.png))
+        #expect(!plan.header.colourManaged && plan.header.orientation <= 1)
+        let decoded = try DecodedSource.decoding(source, deadline: nil)
+        #expect(decoded.hasRealAlpha)
+        let steps = SourceSteps(box: plan.box)
+        let inTime = try steps.image(fromWhole: decoded, header: plan.header, deadline: TransformDeadline(limitMilliseconds: 0))
+        #expect(inTime.width == 640 && inTime.height == 427 && inTime.bands == 4)
+        let passed = TransformDeadline(limitMilliseconds: 0)
+        passed.expireNow()
+        #expect(throws: ImagingError.self) {
+            _ = try steps.image(fromWhole: decoded, header: plan.header, deadline: passed)
+        }
+    }
+
     @Test func aKeptDecodeMakesTheSameBytesAsAFreshOne() throws {
         let source = try TestImages.noise(width: 1500, height: 1000, bands: 3).encoded(as: .png).bytes
         let (_, _, decoded) = try bothWays(source, [("w", "900")])

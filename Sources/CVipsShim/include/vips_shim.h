@@ -185,6 +185,12 @@ void ipx_thread_buffer_tie(ipx_thread_buffer *lease, VipsImage *image);
 /// Ends a lease that no image was tied to.
 void ipx_thread_buffer_return(ipx_thread_buffer *lease);
 
+/// The image a decoder writes `width` x `height` x `bands` uchar pixels into (row by row through
+/// VIPS_IMAGE_ADDR): on the calling thread's buffer, lent and tied to the image, when it fits; else a memory
+/// image of its own. NULL when memory is short. Every pixel must be written before the image is handed out;
+/// a decode that stops part-way unrefs it, which gives the buffer back unread.
+VipsImage *ipx_thread_buffer_image(int width, int height, int bands, VipsInterpretation interpretation);
+
 /// The calling thread's buffer (NULL before its first lend): for tests.
 const void *ipx_thread_buffer_address(void);
 

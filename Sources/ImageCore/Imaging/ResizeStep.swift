@@ -24,7 +24,9 @@ struct ResizeStep {
         var reducedAhead: VipsImage?
         if case .decoded(let image) = loaded, !image.hasAlpha {
             reducedAhead = try reducedToForcedSize(image, header: header, arguments: arguments, premultiply: 0)
-            if let reducedAhead, let finished = try Self.finishedWithoutThumbnail(reducedAhead, header: header) { return try coverCropped(finished) }
+            if let reducedAhead, let finished = try Self.finishedWithoutThumbnail(reducedAhead, header: header, deadline: deadline) {
+                return try coverCropped(finished)
+            }
         }
         var output: UnsafeMutablePointer<_VipsImage>?
         let status = bytes.withUnsafeBytes { raw in
@@ -83,7 +85,7 @@ struct ResizeStep {
         let reduction = box.reduction(for: header)
         var input = whole
         if let reduced = try reducedToForcedSize(whole, header: header, arguments: arguments, premultiply: premultiply) {
-            if let finished = try Self.finishedWithoutThumbnail(reduced, header: header) { return try coverCropped(finished) }
+            if let finished = try Self.finishedWithoutThumbnail(reduced, header: header, deadline: deadline) { return try coverCropped(finished) }
             input = reduced
         } else if reduction < Self.lanczosOnlyBelow {
             if arguments.crop != Crop.none.rawValue, reduction >= 4 {
@@ -117,10 +119,15 @@ struct ResizeStep {
     /// An image already reduced to its forced size, in memory, when `thumbnail` would have nothing left to
     /// do with it: no colour conversion (the source is not colour-managed) and no turn (orientation 1).
     /// `thumbnail` then leaves every sample as it is, so its pipeline and its copy into memory (on
-    /// libvips' worker threads) are skipped. Nil otherwise.
-    /// - Throws: ``ImagingError/processingFailed`` when libvips fails to materialise the image.
-    private static func finishedWithoutThumbnail(_ reduced: VipsImage, header: SourceHeader) throws(ImagingError) -> VipsImage? {
+    /// libvips' worker threads) are skipped. Nil otherwise. A reduce still to be evaluated (premultiplied
+    /// around the reduce when the alpha is real) is watched by `deadline`, as `thumbnail` was.
+    /// - Throws: ``ImagingError/processingFailed`` when libvips fails to materialise the image (or the
+    ///   deadline stopped it).
+    private static func finishedWithoutThumbnail(
+        _ reduced: VipsImage, header: SourceHeader, deadline: TransformDeadline?
+    ) throws(ImagingError) -> VipsImage? {
         guard !header.colourManaged, header.orientation <= 1 else { return nil }
+        deadline?.watch(reduced)
         // Free for the reduce's own memory image (libvips hands the same image back).
         return try reduced.producing { ipx_vips_copy_memory($0, $1) }
     }
