@@ -81,6 +81,13 @@ int ipx_vips_copy_as_animation(VipsImage *in, VipsImage **out, int page_height, 
 int ipx_vips_copy_with_orientation(VipsImage *in, VipsImage **out, int orientation);
 
 int ipx_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality, int interlace, int strip);
+
+/// Encodes an image in memory (uchar sRGB or B_W, 3 or 1 bands, no alpha) as a JPEG with libjpeg on the
+/// calling thread (jpeg_encode.c): the bytes libvips' jpegsave_buffer writes with `strip`, optimised
+/// coding, the quality and `interlace`. 0: *out (g_free it) and *length are set; 1: not such an image (use
+/// libvips' jpegsave); 2: `deadline_ns` (CLOCK_MONOTONIC, 0 for none) passed; -1: libjpeg failed or memory
+/// is short.
+int ipx_jpeg_encode_memory(VipsImage *in, int quality, int interlace, long long deadline_ns, void **out, size_t *length);
 /// A JPEG with a chosen layout (4:2:0 chroma or not, restart markers every `restart_interval` MCUs, or 0
 /// for none), metadata stripped: for tests of decoders that must handle every layout.
 int ipx_vips_jpegsave_layout(VipsImage *in, void **buffer, size_t *length, int quality, int interlace,
@@ -185,9 +192,20 @@ void ipx_thread_buffer_tie(ipx_thread_buffer *lease, VipsImage *image);
 /// Ends a lease that no image was tied to.
 void ipx_thread_buffer_return(ipx_thread_buffer *lease);
 
+/// The smallest pixel buffer mapped on its own in huge pages (mapped_pixels.c): 4 MiB.
+#define IPX_MAPPED_PIXELS_MIN_BYTES ((size_t)4 << 20)
+
+/// A memory image of `width` x `height` x `bands` uchar pixels, not yet written (mapped_pixels.c): from
+/// IPX_MAPPED_PIXELS_MIN_BYTES on its own mapping at a 2 MiB boundary advised for transparent huge pages
+/// (unmapped when the image closes), else libvips' own memory. NULL when memory is short.
+VipsImage *ipx_pixel_image(int width, int height, int bands, VipsInterpretation interpretation);
+
+/// The first pixel of an image whose pixels are in memory (NULL otherwise): for tests.
+const void *ipx_vips_image_address(VipsImage *image);
+
 /// The image a decoder writes `width` x `height` x `bands` uchar pixels into (row by row through
-/// VIPS_IMAGE_ADDR): on the calling thread's buffer, lent and tied to the image, when it fits; else a memory
-/// image of its own. NULL when memory is short. Every pixel must be written before the image is handed out;
+/// VIPS_IMAGE_ADDR): on the calling thread's buffer, lent and tied to the image, when it fits; else
+/// ipx_pixel_image. NULL when memory is short. Every pixel must be written before the image is handed out;
 /// a decode that stops part-way unrefs it, which gives the buffer back unread.
 VipsImage *ipx_thread_buffer_image(int width, int height, int bands, VipsInterpretation interpretation);
 

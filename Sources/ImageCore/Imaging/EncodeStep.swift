@@ -24,11 +24,12 @@ struct EncodeStep {
             return try SizeTargetEncoder(budget: budget, startQuality: start).search { (quality) throws(ImagingError) in
                 try ready.encoded(
                     as: output, quality: quality, settings: settings, background: request.background,
-                    progressive: request.progressive, keepProfile: keepProfile)
+                    progressive: request.progressive, keepJPEGMetadata: false, keepProfile: keepProfile, deadline: deadline)
             }
         }
         return try image.encoded(
             as: output, quality: request.placeholder ? placeholderQuality : request.quality, settings: settings,
-            background: request.background, progressive: request.progressive, keepProfile: keepProfile)
+            background: request.background, progressive: request.progressive, keepJPEGMetadata: false, keepProfile: keepProfile,
+            deadline: deadline)
     }
 }

@@ -9,11 +9,26 @@ extension VipsImage {
     ///   - progressive: interlaced JPEG.
     ///   - keepJPEGMetadata: keep EXIF in JPEG output (only to build test fixtures).
     ///   - keepProfile: keep the ICC profile (`colour=keep`), the only metadata kept.
+    ///   - deadline: stops a JPEG encode made on this thread (``jpegOnThisThread(quality:progressive:deadline:)``).
     /// - Throws: ``ImagingError/processingFailed``.
     public func encoded(
         as format: OutputFormat, quality: Int? = nil, settings: EncodingSettings = EncodingSettings(),
         background: RGBAColour = .white, progressive: Bool = false, keepJPEGMetadata: Bool = false, keepProfile: Bool = false
     ) throws(ImagingError) -> EncodedImage {
+        try encoded(
+            as: format, quality: quality, settings: settings, background: background, progressive: progressive,
+            keepJPEGMetadata: keepJPEGMetadata, keepProfile: keepProfile, deadline: nil)
+    }
+
+    func encoded(
+        as format: OutputFormat, quality: Int?, settings: EncodingSettings, background: RGBAColour, progressive: Bool,
+        keepJPEGMetadata: Bool, keepProfile: Bool, deadline: TransformDeadline?
+    ) throws(ImagingError) -> EncodedImage {
+        if format == .jpeg, !keepJPEGMetadata, !keepProfile,
+            let bytes = try jpegOnThisThread(quality: quality ?? settings.jpegQuality, progressive: progressive, deadline: deadline)
+        {
+            return EncodedImage(bytes: bytes, format: format, width: width, height: frameHeight)
+        }
         var source = self
         if !keepJPEGMetadata {
             let keepICC: Int32 = keepProfile ? 1 : 0
@@ -60,5 +75,29 @@ extension VipsImage {
         var bytes = Array(UnsafeRawBufferPointer(start: buffer, count: length))
         if format == .jpeg && keepProfile && !keepJPEGMetadata { bytes = JPEGApplicationSegments.removingAPP1(bytes) }
         return EncodedImage(bytes: bytes, format: format, width: width, height: frameHeight)
+    }
+
+    /// The JPEG of an opaque image in memory, made by libjpeg on this thread (`jpeg_encode.c`): the bytes
+    /// libvips' saver writes with metadata stripped, without its hand-off to worker threads. Nil when the
+    /// image is not one it takes (not in memory, alpha, not 8-bit sRGB or grey): libvips encodes it.
+    /// - Throws: ``ImagingError/processingFailed`` when libjpeg fails or `deadline` passes (marked expired).
+    private func jpegOnThisThread(quality: Int, progressive: Bool, deadline: TransformDeadline?) throws(ImagingError) -> [UInt8]? {
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let status = ipx_jpeg_encode_memory(
+            pointer, Int32(quality), progressive ? 1 : 0, deadline?.monotonicNanoseconds ?? 0, &buffer, &length)
+        switch status {
+        case 0:
+            guard let buffer else { throw .processingFailed }
+            defer { g_free(buffer) }
+            return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+        case 1:
+            return nil
+        case 2:
+            deadline?.expireNow()
+            throw .processingFailed
+        default:
+            throw .processingFailed
+        }
     }
 }
