@@ -120,14 +120,14 @@ int ipx_reduce_across_lanczos3(VipsImage *in, VipsImage **out, double shrink) {
     struct ipx_across_plan plan = {0};
     if (ipx_across_plan_make(&plan, in_width, shrink)) return -1;
     ipx_v4f *row = aligned_alloc(16, sizeof(ipx_v4f) * ((size_t)in_width + 2 * (size_t)plan.pad));
-    VipsImage *image = vips_image_new_memory();
+    /* Its own memory (in huge pages when large, mapped_pixels.c), then the input's fields and metadata
+       (profile, orientation) with the new width. */
+    VipsImage *image = ipx_pixel_image(plan.width, height, bands, in->Type);
     VipsRegion *region = row && image ? vips_region_new(in) : NULL;
     int status = region ? 0 : -1;
     if (status == 0) {
-        /* The input's fields and metadata (profile, orientation), then the new width. */
         status = vips_image_pipelinev(image, VIPS_DEMAND_STYLE_THINSTRIP, in, NULL);
         image->Xsize = plan.width;
-        if (status == 0) status = vips_image_write_prepare(image);
     }
     for (int top = 0; status == 0 && top < height; top += IPX_ACROSS_STRIP) {
         VipsRect strip = {0, top, in_width, height - top < IPX_ACROSS_STRIP ? height - top : IPX_ACROSS_STRIP};

@@ -118,14 +118,7 @@ VipsImage *ipx_thread_buffer_image(int width, int height, int bands, VipsInterpr
         image->Type = interpretation;
         return image;
     }
-    image = vips_image_new_memory();
-    if (!image) return NULL;
-    vips_image_init_fields(image, width, height, bands, VIPS_FORMAT_UCHAR, VIPS_CODING_NONE, interpretation, 1.0, 1.0);
-    if (vips_image_write_prepare(image)) {
-        g_object_unref(image);
-        return NULL;
-    }
-    return image;
+    return ipx_pixel_image(width, height, bands, interpretation);
 }
 
 const void *ipx_thread_buffer_address(void) {

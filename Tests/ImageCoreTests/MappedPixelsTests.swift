@@ -1,0 +1,43 @@
+import CVipsShim
+import Foundation
+import Testing
+import TestSupport
+
+@testable import ImageCore
+
+/// Large decode and reduce buffers on mappings of their own (`mapped_pixels.c`): at a 2 MiB boundary, so
+/// that the kernel can back them with huge pages, holding what is written, and unmapped when the image
+/// closes.
+@Suite struct MappedPixelsTests {
+    /// The mappings of this process that start at `address` (`/proc/self/maps`).
+    private func mappings(startingAt address: UInt) throws -> [String] {
+        let prefix = String(address, radix: 16) + "-"
+        return try String(contentsOfFile: "/proc/self/maps", encoding: .utf8).split(separator: "\n")
+            .filter { $0.hasPrefix(prefix) }.map(String.init)
+    }
+
+    @Test func aLargeImageIsMappedAtAHugePageBoundaryAndUnmappedWhenClosed() throws {
+        Vips.start()
+        let (width, height, bands) = (3001, 2000, 3)
+        var image: ImageCore.VipsImage? = ImageCore.VipsImage(
+            taking: try #require(ipx_pixel_image(Int32(width), Int32(height), Int32(bands), VIPS_INTERPRETATION_sRGB)))
+        let address = UInt(bitPattern: try #require(ipx_vips_image_address(image!.pointer)))
+        #expect(address % (2 << 20) == 0)
+        let mapped = try mappings(startingAt: address)
+        #expect(mapped.count == 1, "\(mapped)")
+        // Mapped for the rounded size: the slack before the boundary and after the image went back.
+        if let range = mapped.first?.split(separator: " ").first?.split(separator: "-"), range.count == 2,
+            let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16)
+        {
+            let bytes = UInt(width * height * bands)
+            #expect(end - start >= bytes && end - start < bytes + (2 << 20))
+        }
+        // What is written is what the image holds.
+        let pattern = (0..<(width * height * bands)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 / 7) }
+        pattern.withUnsafeBytes { UnsafeMutableRawPointer(bitPattern: address)!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        #expect(image!.width == width && image!.height == height && image!.bands == bands)
+        #expect(try image!.pixels() == pattern)
+        image = nil
+        #expect(try mappings(startingAt: address).isEmpty, "unmapped when the image closed")
+    }
+}
