@@ -220,17 +220,39 @@ import TestSupport
         #expect(reserved >= EncoderWorkingSet.bytesPerPixel(format) * 2048 * 2048, "the encoder's share is reserved")
     }
 
-    /// Issue #34: a JPEG that keeps its full size is decoded whole into memory when a forced reduce
-    /// follows (3840x2160 to 1920 and 2048 px); the reduce reads the decode strip by strip, holding no
-    /// intermediate image.
-    @Test(arguments: [1920, 2048])
-    func anUnshrunkJPEGDecodeIsInsideItsReservation(width: Int) async throws {
-        let source = try TestImages.jpeg(TestImages.noise(width: 3840, height: 2160, bands: 3), quality: 85, progressive: false, subsample: true)
-        let request = try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", String(width))], limits: .init(maxDimension: 4096))
+    /// Issue #34: a JPEG libjpeg decodes into memory (at its shrink, or whole when it keeps its size) and
+    /// the pool thread reduces to a forced size reserves that path's own working set, well under libvips'
+    /// loader's, and stays inside it: baseline and progressive (libjpeg's coefficient buffer), 1/1 and 1/2.
+    @Test(arguments: [
+        (3840, 2160, false, 1920), (3840, 2160, false, 2048), (4096, 2731, false, 3840), (4096, 2731, false, 1920),
+        (4096, 2731, true, 1920), (4096, 2731, true, 3840),
+    ])
+    func aJPEGDecodedInMemoryIsInsideItsReservation(width: Int, height: Int, progressive: Bool, output: Int) async throws {
+        let source = try TestImages.jpeg(
+            TestImages.noise(width: width, height: height, bands: 3), quality: 85, progressive: progressive, subsample: true)
+        let request = try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", String(output))], limits: .init(maxDimension: 4096))
         let transformer = ImageTransformer(maxSourcePixels: 50_000_000, encoding: EncodingSettings())
+        let plan = try transformer.plan(source, request: request, choice: .fixed(.jpeg))
+        #expect(plan.triesScaledFirst && plan.reservation < plan.fullReservation, "\(plan.reservation) of \(plan.fullReservation)")
         let (encoded, growth, reserved) = try await Self.measured(source, request, .fixed(.jpeg), transformer)
-        #expect(try VipsImage.decode(encoded.bytes).width == width)
-        #expect(growth <= reserved, "to \(width): RSS grew \(growth) bytes, reserved \(reserved)")
+        #expect(try VipsImage.decode(encoded.bytes).width == output)
+        #expect(reserved == plan.reservation, "libjpeg took it: nothing grew")
+        #expect(growth <= reserved, "\(width)x\(height) to \(output): RSS grew \(growth) bytes, reserved \(reserved)")
+    }
+
+    /// Issue #34: a JPEG libjpeg's scaled decode declines (CMYK) is decoded by libvips' loader under the
+    /// loader's full reservation, grown to before the loader runs.
+    @Test func aJPEGLibjpegDeclinesGrowsToTheLoadersReservation() async throws {
+        let cmyk = try TestImages.solid(red: 200, green: 90, blue: 40, width: 4096, height: 2731, profile: "cmyk")
+        let source = try TestImages.jpeg(cmyk, quality: 85)
+        let request = try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", "1920")], limits: .init(maxDimension: 4096))
+        let transformer = ImageTransformer(maxSourcePixels: 50_000_000, encoding: EncodingSettings())
+        let plan = try transformer.plan(source, request: request, choice: .fixed(.jpeg))
+        #expect(plan.triesScaledFirst && plan.reservation < plan.fullReservation)
+        let (encoded, growth, reserved) = try await Self.measured(source, request, .fixed(.jpeg), transformer)
+        #expect(try VipsImage.decode(encoded.bytes).width == 1920)
+        #expect(reserved == plan.fullReservation, "grown to the loader's reservation")
+        #expect(growth <= reserved, "RSS grew \(growth) bytes, reserved \(reserved)")
     }
 
     /// Issue #33: libheif decodes a HEIC whole, into its own planes first; the estimate covers it.

@@ -156,7 +156,7 @@ public struct ImageTransformer: Sendable {
             let bytes = box.estimatedBytesFromWholeDecode(for: header, realAlpha: decoded.hasRealAlpha) + extraBytes
             return TransformPlan(
                 request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
-                decoded: decoded, decodesWhole: false, reservation: bytes, fullReservation: bytes)
+                triesScaledFirst: false, decoded: decoded, decodesWhole: false, reservation: bytes, fullReservation: bytes)
         }
         // From 7x on the resize is `thumbnail`'s either way, and decoding whole first costs more than
         // `thumbnail` reading the file as it decodes: only a kept decode is used there.
@@ -166,14 +166,25 @@ public struct ImageTransformer: Sendable {
             let full = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: header.hasAlpha) + extraBytes
             return TransformPlan(
                 request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
-                decoded: nil, decodesWhole: true, reservation: opaque, fullReservation: full)
+                triesScaledFirst: false, decoded: nil, decodesWhole: true, reservation: opaque, fullReservation: full)
         }
         let full = box.estimatedWorkingSetBytes(for: header, format: format) + extraBytes
         let triesEighth = box.mayDecodeEighth(for: header, format: format)
-        let first = triesEighth ? box.estimatedWorkingSetBytes(for: header, format: format, eighthDecoded: true) + extraBytes : full
+        if triesEighth {
+            let first = box.estimatedWorkingSetBytes(for: header, format: format, eighthDecoded: true) + extraBytes
+            return TransformPlan(
+                request: request, header: header, choice: choice, box: box, keepProfile: keepProfile,
+                triesEighthFirst: true, triesScaledFirst: false, decoded: nil, decodesWhole: false, reservation: first,
+                fullReservation: full)
+        }
+        // A JPEG libjpeg decodes into memory and the pool thread reduces to a forced size reserves that
+        // path's working set, and libvips' loader's only if libjpeg declines the file (CMYK, damage).
+        let inMemory = box.mayDecodeJPEGInMemory(for: header, format: format)
+            ? box.estimatedBytesDecodingJPEGInMemory(for: header) + extraBytes : full
         return TransformPlan(
-            request: request, header: header, choice: choice, box: box, keepProfile: keepProfile,
-            triesEighthFirst: triesEighth, decoded: nil, decodesWhole: false, reservation: first, fullReservation: full)
+            request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
+            triesScaledFirst: inMemory < full, decoded: nil, decodesWhole: false, reservation: min(inMemory, full),
+            fullReservation: full)
     }
 
     /// The largest decode held whole in memory: 64 MiB (16 MP of 8-bit RGBA). A larger PNG or GIF (up to
@@ -234,6 +245,15 @@ public struct ImageTransformer: Sendable {
             eighth = try ScaleOnLoadStep.decodeEighth(source, header: plan.header, deadline: deadline).map { .decoded($0) } ?? .declined
             if case .declined = eighth, reserved < plan.fullReservation, !grow(plan.fullReservation) {
                 return .needsFullReservation
+            }
+        }
+        if plan.triesScaledFirst {
+            let shrink = plan.box.coverBoxFitted(to: plan.header).jpegShrink(for: plan.header)
+            if let image = try ScaleOnLoadStep.decodeScaled(source, shrink: shrink, header: plan.header, deadline: deadline) {
+                eighth = .decoded(image)
+            } else {
+                if reserved < plan.fullReservation, !grow(plan.fullReservation) { return .needsFullReservation }
+                eighth = .scaledDeclined
             }
         }
         var image: VipsImage

@@ -24,6 +24,16 @@ extension ResizeBox {
         crop == nil && format == .jpeg && header.jpegEighthDecodable && coverBoxFitted(to: header).reduction(for: header) >= 8
     }
 
+    /// Whether libjpeg decodes this source into memory on the pool thread and the pool thread reduces it
+    /// to a forced size (the common `w=` miss of a JPEG the DC decoder does not take): no crop, a forced
+    /// size (a `contain` or `fill` reduction), and a decode ``ScaleOnLoadStep`` makes in memory.
+    func mayDecodeJPEGInMemory(for header: SourceHeader, format: SourceFormat?) -> Bool {
+        guard crop == nil, format == .jpeg, !mayDecodeEighth(for: header, format: format) else { return false }
+        let fitted = coverBoxFitted(to: header)
+        return fitted.thumbnailArguments(for: header).size == Size.force.rawValue
+            && ScaleOnLoadStep(box: fitted).decodesJPEGInMemory(header)
+    }
+
     /// The scale (0 < scale <= 1) a still WebP is decoded at: libwebp scales while it decodes, and what
     /// it scales to is kept at ``webpShrinkMargin`` times the output's size, so that Lanczos3 makes the
     /// rest; within three times (1 returned) it is decoded whole and Lanczos3 makes it all. libvips'

@@ -41,6 +41,23 @@ extension ResizeBox {
         (realAlpha ? 7 : 2) * header.width * header.height + 4 * 3 * estimatedOutputPixels(for: header) + (8 << 20)
     }
 
+    /// The memory a transform needs whose JPEG libjpeg decodes into memory at its shrink and the pool
+    /// thread reduces to a forced size (``mayDecodeJPEGInMemory(for:format:)``): the decode (3 bytes a
+    /// pixel), libjpeg's coefficient buffer for a progressive or multi-scan file, the reduce's output (3
+    /// bytes a pixel; twice when a profile or a turn sends it through `thumbnail` and its copy), the
+    /// encoder's output buffer (2 bytes an output pixel: it doubles as it fills), and 16 MiB for libjpeg's
+    /// and the reduce's row buffers and malloc's arenas. libvips' loader, `thumbnail` and their copies
+    /// (``estimatedWorkingSetBytes(for:format:eighthDecoded:)``, about twice this) are reserved only when
+    /// libjpeg declines the file. Measured through the pool as peak RSS growth in
+    /// `TransformMemoryBudgetTests` (`bench/RESULTS.md`, session 34).
+    func estimatedBytesDecodingJPEGInMemory(for header: SourceHeader) -> Int {
+        let shrink = coverBoxFitted(to: header).jpegShrink(for: header)
+        let decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
+        let output = estimatedOutputPixels(for: header)
+        let outputCopies = header.colourManaged || header.orientation > 1 ? 2 : 1
+        return 3 * decoded + header.jpegCoefficientBytes + 3 * outputCopies * output + 2 * output + (16 << 20)
+    }
+
     /// Pixels of the output (every frame), as ``estimatedWorkingSetBytes(for:format:eighthDecoded:)`` counts
     /// them: what the encoder works on (``EncoderWorkingSet``).
     func estimatedOutputPixels(for header: SourceHeader) -> Int {

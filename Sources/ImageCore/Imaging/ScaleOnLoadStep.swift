@@ -28,6 +28,9 @@ struct ScaleOnLoadStep {
         case untried
         /// Tried and declined: straight to libjpeg or libvips.
         case declined
+        /// libjpeg's scaled decode was tried first (``ImageTransformer``) and declined: straight to libvips'
+        /// loader.
+        case scaledDeclined
         /// The 1/8 image.
         case decoded(VipsImage)
     }
@@ -50,6 +53,8 @@ struct ScaleOnLoadStep {
         switch eighth {
         case .decoded(let image):
             return .decoded(image)
+        case .scaledDeclined:
+            return .toLoader(shrink: shrink)
         case .untried where box.reduction(for: header) >= 8:
             // Progressive JPEGs: the DC scans alone make the 1/8 image, and most of the file (the AC
             // scans, whose Huffman decoding is most of the work) is never read. Used whenever 1/8 still
@@ -58,17 +63,22 @@ struct ScaleOnLoadStep {
         case .untried, .declined:
             break
         }
-        // Unshrunk, the decode is made here only when it is reduced to a forced size afterwards, by the
-        // reduce across that is faster than libvips' (``ResizeStep``), and is not large; otherwise
-        // libvips' loader streams it through `thumbnail`.
-        guard shrink > 1 || (box.thumbnailArguments(for: header).size == ResizeBox.Size.force.rawValue
-            && header.width * header.height * 3 <= Self.largestUnshrunkDecodeBytes)
-        else { return .toLoader(shrink: 1) }
+        guard decodesJPEGInMemory(header) else { return .toLoader(shrink: 1) }
         // Baseline (and other) JPEGs: libjpeg's scaled decode straight into memory on this thread.
         if let image = try Self.decodeScaled(bytes, shrink: shrink, header: header, deadline: deadline) {
             return .decoded(image)
         }
         return .toLoader(shrink: shrink)
+    }
+
+    /// Whether a JPEG the DC decoder does not take is decoded by libjpeg into memory here: when it shrinks
+    /// on load, or, unshrunk, when it is reduced to a forced size afterwards (by the reduce across that is
+    /// faster than libvips', ``ResizeStep``) and is not large; otherwise libvips' loader streams it through
+    /// `thumbnail`.
+    func decodesJPEGInMemory(_ header: SourceHeader) -> Bool {
+        box.jpegShrink(for: header) > 1
+            || (box.thumbnailArguments(for: header).size == ResizeBox.Size.force.rawValue
+                && header.width * header.height * 3 <= Self.largestUnshrunkDecodeBytes)
     }
 
     /// The largest JPEG decoded here without a shrink (its RGB pixels): 64 MiB, a 22 MP photograph.

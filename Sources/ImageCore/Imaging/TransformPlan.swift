@@ -14,6 +14,9 @@ public struct TransformPlan: Sendable {
     let keepProfile: Bool
     /// The DC-only decoder is tried first, under ``reservation`` (smaller than ``fullReservation``).
     let triesEighthFirst: Bool
+    /// libjpeg's scaled decode into memory is tried first, under ``reservation`` (its own working set,
+    /// smaller than libvips' loader's in ``fullReservation``).
+    let triesScaledFirst: Bool
     /// The DC-only decoder declined this source in an earlier run: it is not tried again.
     var eighthDeclined = false
     /// The source decoded whole by an earlier transform, resized from instead of decoding (its memory is
@@ -26,16 +29,17 @@ public struct TransformPlan: Sendable {
     /// Bytes to reserve before the transform runs.
     public let reservation: Int
     /// Bytes the transform needs when the DC-only decoder declines the source (libjpeg's coefficient
-    /// buffer included), or when a source decoded whole has a real alpha (premultiplied in floating
-    /// point); ``reservation`` when neither can happen.
+    /// buffer included), when libjpeg's scaled decode declines it (libvips' loader then decodes it), or
+    /// when a source decoded whole has a real alpha (premultiplied in floating point); ``reservation``
+    /// when none can happen.
     public let fullReservation: Int
 
-    /// The plan for running again after the DC-only decoder declined and the run asked for
-    /// ``fullReservation``: the decoder is not tried again, and all of it is reserved up front.
+    /// The plan for running again after a decoder tried first declined and the run asked for
+    /// ``fullReservation``: the DC-only decoder is not tried again, and all of it is reserved up front.
     public var withFullReservation: TransformPlan {
         var plan = TransformPlan(
             request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
-            decoded: decoded, decodesWhole: decodesWhole, reservation: fullReservation, fullReservation: fullReservation)
+            triesScaledFirst: false, decoded: decoded, decodesWhole: decodesWhole, reservation: fullReservation, fullReservation: fullReservation)
         plan.eighthDeclined = triesEighthFirst || eighthDeclined
         return plan
     }
