@@ -37,8 +37,20 @@ extension ResizeBox {
     /// into 300 to 3000 px (`TransformMemoryBudgetTests`): a miss of RGBA with real alpha 30–63 MB (this
     /// estimate, with the decode: 75–140 MB), of RGB 20–32 MB (38–92 MB); a variant from the kept RGBA
     /// decode up to 48 MB (51–122 MB).
+    ///
+    /// Where the variant is the pool thread's reduce itself (``ResizeStep``: an opaque decode reduced to a
+    /// forced size below ``ResizeStep/lanczosOnlyBelow``, no colour conversion, no turn), the output is one
+    /// 3-byte image that the encoder reads in place, so 6 bytes an output pixel are counted instead of 12:
+    /// the image and the encoder's buffer with its copy. Measured (session 34, 4096×2731 RGB noise, 3 runs
+    /// each): to 640 / 1200 / 2048 / 3840 px the process grew by 45–49 / 45–50 / 52–58 / 71–96 MiB with
+    /// the decode, against 64 / 73 / 96 / 183 MiB reserved before and 63 / 66 / 78 / 124 now.
     func estimatedBytesFromWholeDecode(for header: SourceHeader, realAlpha: Bool) -> Int {
-        (realAlpha ? 7 : 2) * header.width * header.height + 4 * 3 * estimatedOutputPixels(for: header) + (8 << 20)
+        let fitted = coverBoxFitted(to: header)
+        let reducedIsTheVariant = !realAlpha && !header.colourManaged && header.orientation <= 1
+            && fitted.thumbnailArguments(for: header).size == Size.force.rawValue
+            && fitted.reduction(for: header) < ResizeStep.lanczosOnlyBelow
+        let outputBytesPerPixel = reducedIsTheVariant ? 6 : 4 * 3
+        return (realAlpha ? 7 : 2) * header.width * header.height + outputBytesPerPixel * estimatedOutputPixels(for: header) + (8 << 20)
     }
 
     /// The memory a transform needs whose JPEG libjpeg decodes into memory at its shrink and the pool
