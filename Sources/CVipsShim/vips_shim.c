@@ -105,6 +105,22 @@ int ipx_vips_copy_memory(VipsImage *in, VipsImage **out) {
     return 0;
 }
 
+int ipx_vips_copy_into_pixels(VipsImage *in, VipsImage **out) {
+    if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE ||
+        (size_t)VIPS_IMAGE_SIZEOF_IMAGE(in) < IPX_MAPPED_PIXELS_MIN_BYTES) {
+        return ipx_vips_copy_memory(in, out);
+    }
+    /* Written by libvips' sink straight into the mapping (an image on foreign memory is not reallocated). */
+    VipsImage *image = ipx_pixel_image(in->Xsize, in->Ysize, in->Bands, in->Type);
+    if (!image) return -1;
+    if (vips_image_write(in, image)) {
+        g_object_unref(image);
+        return -1;
+    }
+    *out = image;
+    return 0;
+}
+
 int ipx_vips_copy_with_orientation(VipsImage *in, VipsImage **out, int orientation) {
     if (vips_copy(in, out, NULL)) {
         return -1;

@@ -40,4 +40,16 @@ import TestSupport
         image = nil
         #expect(try mappings(startingAt: address).isEmpty, "unmapped when the image closed")
     }
+
+    /// A PNG decoded whole (``DecodedSource``) is written by libvips straight into such a mapping, with
+    /// the pixels libvips' own copy into memory makes; a 16-bit one keeps libvips' memory.
+    @Test func aWholeDecodeIsWrittenIntoAMapping() throws {
+        let png = try TestImages.noise(width: 2000, height: 1200, bands: 3).encoded(as: .png).bytes
+        let decoded = try DecodedSource.decoding(png, deadline: nil)
+        let address = UInt(bitPattern: try #require(ipx_vips_image_address(decoded.image.pointer)))
+        let mapped = try mappings(startingAt: address)
+        #expect(address % (2 << 20) == 0 && mapped.count == 1)
+        #expect(decoded.bytes == 2000 * 1200 * 3)
+        #expect(try decoded.image.pixels() == (try ImageCore.VipsImage.decode(png).pixels()))
+    }
 }

@@ -200,6 +200,10 @@ void ipx_thread_buffer_return(ipx_thread_buffer *lease);
 /// (unmapped when the image closes), else libvips' own memory. NULL when memory is short.
 VipsImage *ipx_pixel_image(int width, int height, int bands, VipsInterpretation interpretation);
 
+/// `in` evaluated into memory like ipx_vips_copy_memory, into ipx_pixel_image's memory (huge pages from
+/// IPX_MAPPED_PIXELS_MIN_BYTES on) when it is 8-bit; other formats go to ipx_vips_copy_memory.
+int ipx_vips_copy_into_pixels(VipsImage *in, VipsImage **out);
+
 /// The first pixel of an image whose pixels are in memory (NULL otherwise): for tests.
 const void *ipx_vips_image_address(VipsImage *image);
 

@@ -21,8 +21,8 @@ struct ScaleOnLoadStep {
         case webp(scale: Double)
     }
 
-    /// How the DC-only decoder was tried before this step (the transform may try it first, under a
-    /// smaller memory reservation).
+    /// How the DC-only decoder, or libjpeg's scaled decode, was tried before this step (the transform may
+    /// try either first, under a smaller memory reservation).
     enum EighthAttempt {
         /// Not tried: this step tries it where it may help.
         case untried
@@ -31,7 +31,7 @@ struct ScaleOnLoadStep {
         /// libjpeg's scaled decode was tried first (``ImageTransformer``) and declined: straight to libvips'
         /// loader.
         case scaledDeclined
-        /// The 1/8 image.
+        /// The 1/8 image, or libjpeg's scaled decode.
         case decoded(VipsImage)
     }
 
