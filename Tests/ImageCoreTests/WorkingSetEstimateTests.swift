@@ -17,6 +17,20 @@ import TestSupport
         #expect(enlarged.estimatedWorkingSetBytes(for: header, format: .jpeg) < 200_000_000, "one side given: the other from the aspect")
     }
 
+    /// A whole decode reserves 6 bytes an output pixel only where the pool thread's reduce is the variant
+    /// (`ResizeStep.lanczosShrink`: below 7x on both axes), 12 where `thumbnail` reduces: a `fill` 12x
+    /// across and under 2x down is `thumbnail`'s, one 5x and 4x the reduce's.
+    @Test func aWholeDecodeReservesForThePathItTakes() throws {
+        let header = try SourceHeader(reading: TestImages.noise(width: 3000, height: 2000, bands: 3).encoded(as: .png).bytes)
+        func bytesPerOutputPixel(_ box: ResizeBox) -> Int {
+            let beyondTheOutput = 2 * 3000 * 2000 + (8 << 20)
+            return (box.estimatedBytesFromWholeDecode(for: header, realAlpha: false) - beyondTheOutput) / box.estimatedOutputPixels(for: header)
+        }
+        #expect(bytesPerOutputPixel(ResizeBox(width: 600, height: 500, fit: .fill)) == 6)
+        #expect(bytesPerOutputPixel(ResizeBox(width: 250, height: 1200, fit: .fill)) == 12)
+        #expect(bytesPerOutputPixel(ResizeBox(width: 600, height: 500, fit: .cover)) == 12, "a crop: thumbnail's")
+    }
+
     @Test func theEstimateCountsLibjpegsCoefficientBufferForProgressiveFiles() throws {
         let picture = try TestImages.gradient(width: 800, height: 600)
         let baseline = try SourceHeader(reading: TestImages.jpeg(picture, progressive: false, subsample: true, keepMetadata: true))

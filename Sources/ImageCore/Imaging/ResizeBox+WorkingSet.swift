@@ -38,8 +38,9 @@ extension ResizeBox {
     /// estimate, with the decode: 75–140 MB), of RGB 20–32 MB (38–92 MB); a variant from the kept RGBA
     /// decode up to 48 MB (51–122 MB).
     ///
-    /// Where the variant is the pool thread's reduce itself (``ResizeStep``: an opaque decode reduced to a
-    /// forced size below ``ResizeStep/lanczosOnlyBelow``, no colour conversion, no turn), the output is one
+    /// Where the variant is the pool thread's reduce itself (an opaque decode that
+    /// ``ResizeStep/lanczosShrink(width:height:header:arguments:)`` reduces, no colour conversion, no
+    /// turn), the output is one
     /// 3-byte image that the encoder reads in place, so 6 bytes an output pixel are counted instead of 12:
     /// the image and the encoder's buffer with its copy. Measured (session 34, 4096×2731 RGB noise, 3 runs
     /// each): to 640 / 1200 / 2048 / 3840 px the process grew by 45–49 / 45–50 / 52–58 / 71–96 MiB with
@@ -47,8 +48,8 @@ extension ResizeBox {
     func estimatedBytesFromWholeDecode(for header: SourceHeader, realAlpha: Bool) -> Int {
         let fitted = coverBoxFitted(to: header)
         let reducedIsTheVariant = !realAlpha && !header.colourManaged && header.orientation <= 1
-            && fitted.thumbnailArguments(for: header).size == Size.force.rawValue
-            && fitted.reduction(for: header) < ResizeStep.lanczosOnlyBelow
+            && ResizeStep(box: fitted).lanczosShrink(
+                width: header.width, height: header.height, header: header, arguments: fitted.thumbnailArguments(for: header)) != nil
         let outputBytesPerPixel = reducedIsTheVariant ? 6 : 4 * 3
         return (realAlpha ? 7 : 2) * header.width * header.height + outputBytesPerPixel * estimatedOutputPixels(for: header) + (8 << 20)
     }

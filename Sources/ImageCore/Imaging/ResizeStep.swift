@@ -110,10 +110,24 @@ struct ResizeStep {
     private func reducedToForcedSize(
         _ image: VipsImage, header: SourceHeader, arguments: (width: Int, height: Int, size: Int32, crop: Int32), premultiply: Int32
     ) throws(ImagingError) -> VipsImage? {
-        guard arguments.size == Size.force.rawValue, let (across, down) = forcedShrink(of: image, header: header, arguments: arguments),
-            max(across, down) < Self.lanczosOnlyBelow
+        guard let (across, down) = lanczosShrink(width: image.width, height: image.height, header: header, arguments: arguments)
         else { return nil }
         return try image.producing { ipx_vips_reduce_lanczos($0, $1, across, down, premultiply) }
+    }
+
+    /// The shrink across and down by which Lanczos3 alone reduces a decode of `width` x `height` (in the
+    /// source's axes) to the forced output size of `arguments` (``box``'s `thumbnail` arguments for
+    /// `header`); nil when the size is not forced, a side would grow, or the reduction is from
+    /// ``lanczosOnlyBelow`` on (`thumbnail` reduces then). The memory estimate of a whole decode asks it
+    /// too (``ResizeBox/estimatedBytesFromWholeDecode(for:realAlpha:)``), so that it follows the path taken.
+    func lanczosShrink(
+        width: Int, height: Int, header: SourceHeader, arguments: (width: Int, height: Int, size: Int32, crop: Int32)
+    ) -> (Double, Double)? {
+        guard arguments.size == Size.force.rawValue,
+            let (across, down) = forcedShrink(width: width, height: height, header: header, arguments: arguments),
+            max(across, down) < Self.lanczosOnlyBelow
+        else { return nil }
+        return (across, down)
     }
 
     /// An image already reduced to its forced size, in memory, when `thumbnail` would have nothing left to
@@ -135,11 +149,11 @@ struct ResizeStep {
     /// The shrink across and down from the whole decode to a forced output size, in the decode's own axes
     /// (before the orientation turns it); nil when either side would grow.
     private func forcedShrink(
-        of whole: VipsImage, header: SourceHeader, arguments: (width: Int, height: Int, size: Int32, crop: Int32)
+        width: Int, height: Int, header: SourceHeader, arguments: (width: Int, height: Int, size: Int32, crop: Int32)
     ) -> (Double, Double)? {
         let swapsAxes = (5...8).contains(header.orientation)
-        let across = Double(whole.width) / Double(swapsAxes ? arguments.height : arguments.width)
-        let down = Double(whole.height) / Double(swapsAxes ? arguments.width : arguments.height)
+        let across = Double(width) / Double(swapsAxes ? arguments.height : arguments.width)
+        let down = Double(height) / Double(swapsAxes ? arguments.width : arguments.height)
         guard across >= 1, down >= 1, across > 1 || down > 1 else { return nil }
         return (across, down)
     }
