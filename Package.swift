@@ -37,10 +37,11 @@ let package = Package(
             // Frame counts and WebP metadata removal from the containers (frame_count.c): libwebpdemux
             // and libwebpmux come with libwebp-dev (a libvips-dev dependency), giflib with libgif-dev.
             // lcms2 (a libvips-dev dependency) tells sRGB profiles from others (icc_profile.c). libjpeg
-            // (libjpeg62-turbo-dev, a libvips-dev dependency) decodes JPEG on the calling thread (jpeg_scaled.c).
+            // (libjpeg62-turbo-dev, a libvips-dev dependency) decodes JPEG on the calling thread (jpeg_scaled.c)
+            // and, with libexif (libexif-dev, a libvips-dev dependency), reads JPEG headers (jpeg_header.c).
             linkerSettings: [
                 .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"), .linkedLibrary("webp"), .linkedLibrary("gif"),
-                .linkedLibrary("lcms2"), .linkedLibrary("jpeg"),
+                .linkedLibrary("lcms2"), .linkedLibrary("jpeg"), .linkedLibrary("exif"),
             ]
         ),
         .systemLibrary(

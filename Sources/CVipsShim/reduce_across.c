@@ -55,7 +55,10 @@ static int ipx_across_plan_make(struct ipx_across_plan *plan, int in_width, doub
     plan->pad = taps + 1;
     plan->first = malloc(sizeof(int) * (size_t)width);
     plan->weights = aligned_alloc(sizeof(ipx_v4f), sizeof(ipx_v4f) * (size_t)width * (size_t)taps);
-    if (!plan->first || !plan->weights) {
+    /* Each tap's kernel value, evaluated once (two sines) and then divided by the column's sum. */
+    double *values = malloc(sizeof(double) * (size_t)taps);
+    if (!plan->first || !plan->weights || !values) {
+        free(values);
         ipx_across_plan_free(plan);
         return -1;
     }
@@ -64,14 +67,18 @@ static int ipx_across_plan_make(struct ipx_across_plan *plan, int in_width, doub
         double centre = ((double)x + 0.5) * shrink - 0.5 - extra / 2.0;
         int first = (int)floor(centre - support);
         double sum = 0.0;
-        for (int k = 0; k < taps; k++) sum += ipx_lanczos3(((double)(first + k) - centre) / shrink);
+        for (int k = 0; k < taps; k++) {
+            values[k] = ipx_lanczos3(((double)(first + k) - centre) / shrink);
+            sum += values[k];
+        }
         ipx_v4f *weights = plan->weights + (size_t)x * (size_t)taps;
         for (int k = 0; k < taps; k++) {
-            float weight = (float)(ipx_lanczos3(((double)(first + k) - centre) / shrink) / sum);
+            float weight = (float)(values[k] / sum);
             weights[k] = (ipx_v4f){weight, weight, weight, weight};
         }
         plan->first[x] = first;
     }
+    free(values);
     return 0;
 }
 

@@ -1,7 +1,7 @@
 /* libFuzzer target for the hand-written parsers of untrusted image bytes in Sources/CVipsShim:
  * the JPEG 1/8 DC decoder (jpeg_dc.c), the JPEG layout reader (scan count, frame header), and the PNG chunk walk (png_chunks.c);
  * also the code that drives libjpeg's scaled decode over the same bytes (jpeg_scaled.c: error exits,
- * warnings, the profile, the pixel bound).
+ * warnings, the profile, the pixel bound), and the header read by libjpeg and libexif (jpeg_header.c).
  * Built with clang -fsanitize=fuzzer,address,undefined by fuzz/run.sh; any sanitizer report fails. */
 #include "vips_shim.h"
 #include <stdint.h>
@@ -35,6 +35,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (layout.coefficient_bytes < 0 || layout.coefficient_bytes > 255LL * 65536 * 65536 * 2) abort();
     if (layout.coefficient_bytes > 0 && !layout.progressive && layout.scans <= 1) abort();
     (void)ipx_png_check_chunks(data, size);
+    /* The header read by libjpeg and libexif (jpeg_header.c): figures within what a JPEG can declare. */
+    int width = 0, height = 0, orientation = 0, bands = 0, managed = 0;
+    if (ipx_jpeg_header(data, size, &width, &height, &orientation, &bands, &managed) == 0) {
+        if (width < 1 || width > 65535 || height < 1 || height > 65535) abort();
+        if (orientation < 1 || orientation > 8 || (bands != 1 && bands != 3 && bands != 4) || managed < 0 || managed > 2) abort();
+    }
     /* libjpeg's scaled decode: at most 2 Mpixel sources here (the service passes the limit it checked). */
     for (int shrink = 8; shrink >= 2; shrink /= 4) {
         int status = ipx_jpeg_decode_scaled(data, size, shrink, 6, 2 * 1024 * 1024, 0, &image);

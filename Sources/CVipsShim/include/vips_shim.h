@@ -244,6 +244,12 @@ struct ipx_jpeg_layout {
 /// count (-1 when the bytes are not a JPEG).
 int ipx_jpeg_read_layout(const void *buffer, size_t length, int limit, struct ipx_jpeg_layout *layout);
 
+/// A JPEG's header as ipx_vips_header reports it (width, height, EXIF orientation 1-8, bands 1/3/4, and
+/// colour_managed 0 sRGB numbers / 1 a profile or CMYK / 2 an RGB profile other than sRGB), read by libjpeg
+/// and libexif without libvips (jpeg_header.c). Returns 0, or 1 when libvips should read it instead.
+int ipx_jpeg_header(const void *buffer, size_t length, int *width, int *height, int *orientation, int *bands,
+                    int *colour_managed);
+
 /* 1 when an ICC profile is an RGB profile described as sRGB (read by lcms2), else 0. */
 int ipx_icc_is_srgb(const void *data, size_t length);
 

@@ -80,7 +80,16 @@ public struct SourceHeader: Sendable, Equatable {
         if let containerFrames, containerFrames > limit { throw .tooManyFrames(limit: maxFrames) }
         var width: Int32 = 0, height: Int32 = 0, pages: Int32 = 0, orientation: Int32 = 0, bands: Int32 = 0
         var colourManaged: Int32 = 0, pixelBytes: Int32 = 0
-        let status = bytes.withUnsafeBytes { raw in
+        // A JPEG's header from libjpeg and libexif (the same figures, without libvips' loader search and
+        // EXIF formatting); libvips reads whatever that declines.
+        let readByLibjpeg = layout.components > 0 && bytes.withUnsafeBytes { raw in
+            ipx_jpeg_header(raw.baseAddress, raw.count, &width, &height, &orientation, &bands, &colourManaged) == 0
+        }
+        if readByLibjpeg {
+            pages = 1
+            pixelBytes = bands
+        }
+        let status = readByLibjpeg ? 0 : bytes.withUnsafeBytes { raw in
             ipx_vips_header(raw.baseAddress, raw.count, &width, &height, &pages, &orientation, &bands, &colourManaged, &pixelBytes)
         }
         guard status == 0 else {
