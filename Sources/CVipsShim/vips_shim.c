@@ -601,9 +601,13 @@ static int ipx_vips_alpha_is_opaque(VipsImage *in) {
 /* vips_resize with no box shrink (a reducing gap of 0): Lanczos3 all the way, with resize's own
    pixel-centre convention (the one thumbnail uses). */
 static int ipx_vips_resize_lanczos(VipsImage *in, VipsImage **out, double hshrink, double vshrink) {
-    /* An 8-bit image reduced across: libvips' reduce down (an orc vector program), then the reduce across
-       of reduce_across.c, which runs that pipeline on this thread (resize's own order: down, then across). */
+    /* An 8-bit image reduced across: in memory, down and across in one pass of reduce_across.c; otherwise
+       libvips' reduce down (an orc vector program), then the reduce across of reduce_across.c, which runs
+       that pipeline on this thread (resize's own order: down, then across). */
     if (in->BandFmt == VIPS_FORMAT_UCHAR && in->Bands <= 4 && hshrink > 1.0 && vshrink >= 1.0) {
+        /* An image in memory (a decode): both directions in one pass of our own, no orc program to compile. */
+        int whole = vshrink > 1.0 ? ipx_reduce_lanczos3_in_memory(in, out, hshrink, vshrink) : 1;
+        if (whole != 1) return whole;
         VipsImage *down = in;
         if (vshrink > 1.0 &&
             vips_reducev(in, &down, vshrink, "kernel", VIPS_KERNEL_LANCZOS3, "gap", 0.0, NULL)) {
@@ -615,6 +619,26 @@ static int ipx_vips_resize_lanczos(VipsImage *in, VipsImage **out, double hshrin
         if (status != 1) return status;
     }
     return vips_resize(in, out, 1.0 / hshrink, "vscale", 1.0 / vshrink, "gap", 0.0, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
+}
+
+int ipx_vips_reduce_lanczos3_exact(VipsImage *in, VipsImage **out, double hshrink, double vshrink) {
+    VipsImage *t[5] = {NULL};
+    int status = vips_cast(in, &t[0], VIPS_FORMAT_DOUBLE, NULL)
+        || vips_reducev(t[0], &t[1], vshrink, "kernel", VIPS_KERNEL_LANCZOS3, "gap", 0.0, NULL)
+        || vips_reduceh(t[1], &t[2], hshrink, "kernel", VIPS_KERNEL_LANCZOS3, "gap", 0.0, NULL)
+        || vips_round(t[2], &t[3], VIPS_OPERATION_ROUND_RINT, NULL)
+        || vips_cast(t[3], &t[4], VIPS_FORMAT_UCHAR, NULL)
+        || ipx_vips_copy_memory(t[4], out);
+    for (int i = 0; i < 5; i++) if (t[i]) g_object_unref(t[i]);
+    return status ? -1 : 0;
+}
+
+int ipx_vips_reducev_lanczos3(VipsImage *in, VipsImage **out, double shrink) {
+    VipsImage *reduced = NULL;
+    if (vips_reducev(in, &reduced, shrink, "kernel", VIPS_KERNEL_LANCZOS3, "gap", 0.0, NULL)) return -1;
+    int status = ipx_vips_copy_memory(reduced, out);
+    g_object_unref(reduced);
+    return status;
 }
 
 int ipx_vips_reduceh_lanczos3(VipsImage *in, VipsImage **out, double shrink) {

@@ -169,10 +169,22 @@ int ipx_vips_webpload_scaled(const void *buffer, size_t length, double scale, Vi
 /// memory image out with the input's metadata. 0: *out is set; 1: not this code's kind of image (another
 /// format, coding or band count): use vips_reduceh; -1: libvips failed (the input's pipeline, memory).
 int ipx_reduce_across_lanczos3(VipsImage *in, VipsImage **out, double shrink);
+/// Lanczos3 down by `vshrink` and across by `hshrink` (both > 1) of an 8-bit image of 1-4 bands in memory,
+/// in one pass on the calling thread, summed in floats without rounding between the two directions
+/// (reduce_across.c). Returns 0, 1 when the image is not one it takes (the caller reduces otherwise), -1
+/// when memory runs out.
+int ipx_reduce_lanczos3_in_memory(VipsImage *in, VipsImage **out, double hshrink, double vshrink);
 
 /// libvips' reduceh with Lanczos3 and no reducing gap (the reference ipx_reduce_across_lanczos3 is tested
 /// against), into memory.
 int ipx_vips_reduceh_lanczos3(VipsImage *in, VipsImage **out, double shrink);
+/// libvips' reducev with Lanczos3 and no reducing gap, into memory (with ipx_vips_reduceh_lanczos3, the
+/// reference ipx_reduce_lanczos3_in_memory is tested against).
+int ipx_vips_reducev_lanczos3(VipsImage *in, VipsImage **out, double shrink);
+/// libvips' reducev then reduceh with Lanczos3 computed in doubles and rounded once at the end, into memory:
+/// the exact reference for ipx_reduce_lanczos3_in_memory (libvips' 8-bit path keeps 12-bit weights and
+/// rounds after each direction).
+int ipx_vips_reduce_lanczos3_exact(VipsImage *in, VipsImage **out, double hshrink, double vshrink);
 
 /// The largest decode made in a transform thread's own reused buffer (thread_buffer.c): 8 MiB, a 1/2-scale
 /// decode of a 4K photograph; larger decodes allocate their own memory.
