@@ -1,7 +1,8 @@
 /* libFuzzer target for the hand-written parsers of untrusted image bytes in Sources/CVipsShim:
  * the JPEG 1/8 DC decoder (jpeg_dc.c), the JPEG layout reader (scan count, frame header), and the PNG chunk walk (png_chunks.c);
  * also the code that drives libjpeg's scaled decode over the same bytes (jpeg_scaled.c: error exits,
- * warnings, the profile, the pixel bound), and the header read by libjpeg and libexif (jpeg_header.c).
+ * warnings, the profile, the pixel bound), the header read by libjpeg and libexif (jpeg_header.c), and the
+ * one-pass reduce of the decoded image (reduce_across.c).
  * Built with clang -fsanitize=fuzzer,address,undefined by fuzz/run.sh; any sanitizer report fails. */
 #include "vips_shim.h"
 #include <stdint.h>
@@ -47,6 +48,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (status == 0) {
             if (!image || vips_image_get_width(image) < 1 || vips_image_get_height(image) < 1) abort();
             if (vips_image_get_width(image) > 1024 * 1024 || vips_image_get_height(image) > 1024 * 1024) abort();
+            /* The one-pass reduce over the decode (reduce_across.c), at shrinks the input picks. */
+            VipsImage *reduced = NULL;
+            double across = 1.01 + (double)(size % 7) * 0.7, down = 1.01 + (double)(size % 5) * 0.9;
+            if (ipx_reduce_lanczos3_in_memory(image, &reduced, across, down) == 0) {
+                if (!reduced || vips_image_get_width(reduced) < 1 || vips_image_get_height(reduced) < 1) abort();
+                if (vips_image_get_width(reduced) > vips_image_get_width(image)) abort();
+                g_object_unref(reduced);
+            }
             g_object_unref(image);
             image = NULL;
         } else if (status != 1 && status != 3 && status != -1) {
