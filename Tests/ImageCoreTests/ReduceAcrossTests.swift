@@ -76,7 +76,7 @@ private typealias Image = ImageCore.VipsImage
         (bands: 1, across: 2.5, down: 1.07), (bands: 4, across: 1.3, down: 3.3), (bands: 2, across: 7.9, down: 6.1),
         (bands: 3, across: 12.8, down: 12.8),
     ])
-    func reducesDownAndAcrossAsLibvipsDoes(layout: (bands: Int, across: Double, down: Double)) throws {
+    func reducesDownAndAcrossAsAnExactReduceDoes(layout: (bands: Int, across: Double, down: Double)) throws {
         let source = try TestImages.noise(width: 1001, height: 703, bands: layout.bands)
         var output: UnsafeMutablePointer<_VipsImage>?
         try #require(ipx_reduce_lanczos3_in_memory(source.pointer, &output, layout.across, layout.down) == 0)
@@ -130,6 +130,29 @@ private typealias Image = ImageCore.VipsImage
         let five = try TestImages.noise(width: 64, height: 8, bands: 5)
         #expect(ipx_reduce_across_lanczos3(five.pointer, &output, 2) == 1, "5 bands: libvips' reduceh")
         #expect(ipx_reduce_across_lanczos3(five.pointer, &output, 0.5) == 1, "an enlargement is not a reduce")
+    }
+
+    /// The common miss's resize (a JPEG decoded into memory, reduced to its forced size) is the one-pass
+    /// reduce, sample for sample: libvips' reduce down and across rounds in between and differs.
+    @Test func aDecodeIsReducedByTheOnePass() throws {
+        let bytes = try TestImages.noise(width: 2400, height: 1600, bands: 3).encoded(as: .jpeg, quality: 90).bytes
+        let header = try SourceHeader(reading: bytes)
+        let box = ResizeBox(width: 700, height: nil, fit: .contain).coverBoxFitted(to: header)
+        let loaded = try ScaleOnLoadStep(box: box).apply(to: bytes, header: header, deadline: nil)
+        guard case .decoded(let decoded) = loaded else {
+            Issue.record("decoded in memory")
+            return
+        }
+        let variant = try ResizeStep(box: box).apply(to: loaded, bytes: bytes, header: header, deadline: nil)
+        let arguments = box.thumbnailArguments(for: header)
+        let across = Double(decoded.width) / Double(arguments.width), down = Double(decoded.height) / Double(arguments.height)
+        var output: UnsafeMutablePointer<_VipsImage>?
+        try #require(ipx_reduce_lanczos3_in_memory(decoded.pointer, &output, across, down) == 0)
+        let onePass = Image(taking: try #require(output))
+        #expect(try variant.pixels() == onePass.pixels())
+        let libvips = try decoded.producingForTests { ipx_vips_reducev_lanczos3($0, $1, down) }
+            .producingForTests { ipx_vips_reduceh_lanczos3($0, $1, across) }
+        #expect(try variant.pixels() != libvips.pixels(), "the noise makes libvips' two roundings show")
     }
 
     /// A decode reduced to its forced size with nothing left for `thumbnail` to do (no profile, no turn)
