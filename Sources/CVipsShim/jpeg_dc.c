@@ -462,7 +462,17 @@ int ipx_jpeg_read_layout(const void *buffer, size_t length, int limit, struct ip
             frame_seen = 1;
             ipx_read_frame_layout(segment, segment_length, marker, layout);
         }
-        if (marker == 0xDA) scans++; /* its entropy-coded data is skipped by the next marker search */
+        if (marker == 0xDA) {
+            scans++;
+            /* A sequential frame whose first scan holds every component is one scan for libjpeg: it stops
+             * with an error (JERR_EOI_EXPECTED, jdinput.c) at any further SOS, so nothing after this one
+             * can make it work again and its entropy-coded data (the whole file) need not be walked. */
+            if (scans == 1 && frame_seen && layout->components > 0 && !layout->progressive && segment_length >= 1 &&
+                segment[0] == layout->components) {
+                break;
+            }
+            /* Otherwise its entropy-coded data is skipped by the next marker search. */
+        }
     }
     layout->scans = scans;
     /* One interleaved scan of a sequential frame is decoded row by row: no whole-image buffer. */

@@ -1,5 +1,6 @@
 import CVipsShim
 import Testing
+import TestSupport
 
 @testable import ImageCore
 
@@ -83,6 +84,51 @@ import Testing
         for (name, bytes) in tricks {
             #expect(Self.layoutScans(bytes) == limit + 1, "\(name)")
         }
+    }
+
+    /// `bytes` (ending in EOI) with `count` copies of its first SOS segment and one byte of data before EOI.
+    static func appendingScans(_ count: Int, to bytes: [UInt8]) throws -> [UInt8] {
+        let start = try #require((0..<bytes.count - 1).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xDA })
+        let length = Int(bytes[start + 2]) << 8 | Int(bytes[start + 3])
+        let scan = Array(bytes[start..<start + 2 + length]) + [0x00]
+        #expect(bytes.suffix(2) == [0xFF, 0xD9])
+        return Array(bytes.dropLast(2)) + Array([[UInt8]](repeating: scan, count: count).joined()) + [0xFF, 0xD9]
+    }
+
+    /// A sequential frame whose first scan holds every component is one scan to libjpeg (it stops at any
+    /// further SOS), so the walk ends there instead of stepping through the whole entropy-coded data; SOS
+    /// segments after it change nothing, and libjpeg does not read them either: the decode ends with the
+    /// image's rows, and the transform answers the image.
+    @Test func aBaselineFrameIsOneScanWhateverFollows() throws {
+        #expect(Vips.start())
+        for (name, image) in [("rgb", try TestImages.photo(width: 240, height: 160)), ("grey", try TestImages.noise(width: 64, height: 48, bands: 1))] {
+            let baseline = try TestImages.jpeg(image, subsample: true)
+            #expect(Self.layoutScans(baseline) == 1, "\(name)")
+            let padded = try Self.appendingScans(200, to: baseline)
+            #expect(Self.layoutScans(padded) == 1, "\(name): the scans after the first are never libjpeg's")
+            #expect(try SourceHeader(reading: padded).width == image.width, "\(name)")
+            // libjpeg stops at the second SOS (an error after the last row: libvips' case, 1) and never
+            // decodes it; libvips then answers the rows it read.
+            #expect(Self.decodeScaled(padded) == 1, "\(name)")
+            let request = try ImageRequest(
+                query: [("url", "http://example.com/a.jpg"), ("w", "60"), ("format", "png")], limits: .init(maxDimension: 4096))
+            let transformer = ImageTransformer(maxSourcePixels: 50_000_000, maxFrames: 1, maxTransformMilliseconds: 0, encoding: EncodingSettings())
+            let made = try VipsImage.decode(transformer.transform(padded, request: request, choice: .fixed(.png)).bytes)
+            #expect(made.width == 60, "\(name)")
+        }
+    }
+
+    /// A sequential frame scanned one component at a time is several scans to libjpeg: every SOS is counted,
+    /// up to one past the limit, as for a progressive frame.
+    @Test func aFrameScannedComponentByComponentCountsEveryScan() {
+        func segment(_ marker: UInt8, _ body: [UInt8]) -> [UInt8] {
+            [0xFF, marker, UInt8((body.count + 2) >> 8), UInt8((body.count + 2) & 0xFF)] + body
+        }
+        var bytes: [UInt8] = [0xFF, 0xD8]
+        bytes += segment(0xC0, [8, 0, 16, 0, 16, 3, 1, 0x11, 0, 2, 0x11, 0, 3, 0x11, 0])
+        for index in 0..<100 { bytes += segment(0xDA, [1, UInt8(1 + index % 3), 0x00, 0, 63, 0]) + [0x00] }
+        bytes += [0xFF, 0xD9]
+        #expect(Self.layoutScans(bytes) == Int(IPX_JPEG_MAX_SCANS) + 1)
     }
 
     @Test func libjpegIsStoppedFromInsideAtTheScanLimit() {

@@ -253,7 +253,9 @@ struct ipx_jpeg_layout {
 
 /// Walks a JPEG's marker segments, stepping over entropy-coded data (no decoding), counting SOS
 /// segments up to one past `limit`, and fills `layout` from its first frame header. Returns the scan
-/// count (-1 when the bytes are not a JPEG).
+/// count (-1 when the bytes are not a JPEG). The walk ends at the first SOS of a sequential frame when
+/// that scan holds every component (a baseline JPEG as encoders write it): libjpeg refuses any further
+/// scan of such a frame, so its count is 1 whatever follows.
 int ipx_jpeg_read_layout(const void *buffer, size_t length, int limit, struct ipx_jpeg_layout *layout);
 
 /// A JPEG's header as ipx_vips_header reports it (width, height, EXIF orientation 1-8, bands 1/3/4, and
