@@ -3,7 +3,8 @@
 #   - jpeg_dc: Sources/CVipsShim/{jpeg_dc,png_chunks}.c under libFuzzer + ASan + UBSan (the toolchain's clang),
 #     with jpeg_scaled.c (our driving of libjpeg's scaled decode), jpeg_header.c (the header read by libjpeg and
 #     libexif), reduce_across.c (the one-pass reduce of each decode), thread_buffer.c and mapped_pixels.c (the reused decode buffer and the large mapped ones both
-#     write into) over the same inputs;
+#     write into) over the same inputs; jpeg_memory.c (libjpeg's large blocks in huge pages) is left out, so
+#     that AddressSanitizer keeps watching libjpeg's buffers from malloc (jxl_pipeline builds it in);
 #   - containers: Sources/CVipsShim/{frame_count,icc_profile,webp_scaled}.c (GIF/WebP frame counts, the WebP
 #     metadata rewrite, the ICC profile check, our driving of libwebp's scaled decode into the reused
 #     buffer of thread_buffer.c) under libFuzzer + ASan + UBSan;

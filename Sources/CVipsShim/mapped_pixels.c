@@ -25,8 +25,9 @@ static void ipx_pixel_mapping_closed(VipsObject *image, void *mapping) {
     free(pixels);
 }
 
-/* A mapping of at least `bytes` starting at a 2 MiB boundary, advised for huge pages; NULL when none. */
-static struct ipx_pixel_mapping *ipx_pixel_map(size_t bytes) {
+void *ipx_huge_map(size_t bytes, size_t *mapped_length) {
+    *mapped_length = 0;
+    if (bytes == 0 || bytes > SIZE_MAX / 2) return NULL;
     size_t rounded = (bytes + IPX_HUGE_PAGE - 1) & ~(IPX_HUGE_PAGE - 1);
     size_t length = rounded + IPX_HUGE_PAGE;
     unsigned char *mapped = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -37,13 +38,22 @@ static struct ipx_pixel_mapping *ipx_pixel_map(size_t bytes) {
     if (head) munmap(mapped, head);
     if (tail) munmap(start + rounded, tail);
     madvise(start, rounded, MADV_HUGEPAGE);
+    *mapped_length = rounded;
+    return start;
+}
+
+/* A mapping of at least `bytes` (ipx_huge_map) with its length, to unmap when its image closes. */
+static struct ipx_pixel_mapping *ipx_pixel_map(size_t bytes) {
+    size_t length = 0;
+    void *start = ipx_huge_map(bytes, &length);
+    if (!start) return NULL;
     struct ipx_pixel_mapping *mapping = malloc(sizeof(*mapping));
     if (!mapping) {
-        munmap(start, rounded);
+        munmap(start, length);
         return NULL;
     }
     mapping->base = start;
-    mapping->length = rounded;
+    mapping->length = length;
     return mapping;
 }
 

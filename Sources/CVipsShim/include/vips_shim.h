@@ -204,6 +204,28 @@ void ipx_thread_buffer_tie(ipx_thread_buffer *lease, VipsImage *image);
 /// Ends a lease that no image was tied to.
 void ipx_thread_buffer_return(ipx_thread_buffer *lease);
 
+/// A fresh anonymous mapping of at least `bytes` (rounded up to 2 MiB, the rounded length in
+/// `*mapped_length`) starting at a 2 MiB boundary and advised MADV_HUGEPAGE, so that the kernel faults it
+/// in 2 MiB at a time where it has huge pages (mapped_pixels.c); munmap it with that length. NULL when the
+/// kernel maps nothing.
+void *ipx_huge_map(size_t bytes, size_t *mapped_length);
+
+/// The smallest block libjpeg asks for that gets a huge-page mapping of its own (jpeg_memory.c): 4 MiB.
+#define IPX_JPEG_MAPPED_MIN_BYTES ((size_t)4 << 20)
+
+struct jpeg_common_struct;
+
+/// libjpeg's system-dependent allocation of a large block (jmemsys.h), defined here in place of
+/// libjpeg-turbo's plain malloc (jpeg_memory.c): from IPX_JPEG_MAPPED_MIN_BYTES on a huge-page mapping of
+/// its own (ipx_huge_map), else malloc. NULL when memory is short.
+void *jpeg_get_large(struct jpeg_common_struct *info, size_t bytes);
+
+/// Frees a block from jpeg_get_large (`bytes` is not relied on).
+void jpeg_free_large(struct jpeg_common_struct *info, void *object, size_t bytes);
+
+/// Blocks libjpeg was given a huge-page mapping of its own for since the process started (jpeg_memory.c).
+unsigned long long ipx_jpeg_mapped_blocks_total(void);
+
 /// The smallest pixel buffer mapped on its own in huge pages (mapped_pixels.c): 4 MiB.
 #define IPX_MAPPED_PIXELS_MIN_BYTES ((size_t)4 << 20)
 
