@@ -240,6 +240,27 @@ import TestSupport
         #expect(growth <= reserved, "\(width)x\(height) to \(output): RSS grew \(growth) bytes, reserved \(reserved)")
     }
 
+    /// Issue #34: a JPEG asked for at its own width (a srcset width capped at the source's) is decoded by
+    /// libjpeg into memory and that decode is the variant. A large one reserves that path's working set
+    /// (with the encoder's whole coefficient buffer, 4:2:0 below quality 90), smaller than the loader's;
+    /// a smaller one keeps the loader's reservation, whose 8 MiB of slack is less than the path's 16. The
+    /// process stays inside either.
+    @Test(arguments: [(3840, 2160, 80, true), (2400, 1600, 75, false)])
+    func aJPEGKeptAtItsSizeIsInsideItsReservation(width: Int, height: Int, quality: Int, smallerReservation: Bool) async throws {
+        let source = try TestImages.jpeg(TestImages.noise(width: width, height: height, bands: 3), quality: 85, subsample: true)
+        let request = try ImageRequest(
+            query: [("url", "http://example.com/a.jpg"), ("w", String(width)), ("q", String(quality))], limits: .init(maxDimension: 4096))
+        let transformer = ImageTransformer(maxSourcePixels: 50_000_000, encoding: EncodingSettings())
+        let plan = try transformer.plan(source, request: request, choice: .fixed(.jpeg))
+        let header = try SourceHeader(reading: source)
+        #expect(ResizeBox(request: request, frames: 1).wholeDecodeIsTheVariant(for: header))
+        #expect(plan.triesScaledFirst == smallerReservation && (plan.reservation < plan.fullReservation) == smallerReservation)
+        let (encoded, growth, reserved) = try await Self.measured(source, request, .fixed(.jpeg), transformer)
+        #expect(try VipsImage.decode(encoded.bytes).width == width)
+        #expect(reserved == plan.reservation, "libjpeg took it: nothing grew")
+        #expect(growth <= reserved, "\(width)x\(height) q\(quality): RSS grew \(growth) bytes, reserved \(reserved)")
+    }
+
     /// Issue #34: a JPEG libjpeg's scaled decode declines (CMYK) is decoded by libvips' loader under the
     /// loader's full reservation, grown to before the loader runs.
     @Test func aJPEGLibjpegDeclinesGrowsToTheLoadersReservation() async throws {

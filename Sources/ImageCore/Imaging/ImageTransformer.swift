@@ -179,12 +179,24 @@ public struct ImageTransformer: Sendable {
         }
         // A JPEG libjpeg decodes into memory and the pool thread reduces to a forced size reserves that
         // path's working set, and libvips' loader's only if libjpeg declines the file (CMYK, damage).
+        // A decode kept at its size (the variant as it is) for another encoder than libjpeg's reserves the
+        // loader's working set: those encoders' estimates (``EncoderWorkingSet``) count on it.
+        let encoderCoefficientBytes = jpegEncoderCoefficientBytes(request, choice)
         let inMemory = box.mayDecodeJPEGInMemory(for: header, format: format)
-            ? box.estimatedBytesDecodingJPEGInMemory(for: header) + extraBytes : full
+            && (encoderCoefficientBytes > 0 || !box.wholeDecodeIsTheVariant(for: header))
+            ? box.estimatedBytesDecodingJPEGInMemory(for: header, encoderCoefficientBytes: encoderCoefficientBytes) + extraBytes : full
         return TransformPlan(
             request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
             triesScaledFirst: inMemory < full, decoded: nil, decodesWhole: false, reservation: min(inMemory, full),
             fullReservation: full)
+    }
+
+    /// libjpeg's coefficient buffer an output pixel when `choice` makes a JPEG of a JPEG source (no alpha)
+    /// at the request's quality, else 0 (``ResizeBox/jpegEncoderCoefficientBytesPerPixel(quality:)``).
+    private func jpegEncoderCoefficientBytes(_ request: ImageRequest, _ choice: FormatChoice) -> Int {
+        guard choice == .fixed(.jpeg) || choice == .jpegOrPNG else { return 0 }
+        let quality = request.maxBytes == nil ? request.quality ?? encoding.defaultQuality(for: .jpeg) : 100
+        return ResizeBox.jpegEncoderCoefficientBytesPerPixel(quality: quality)
     }
 
     /// The largest decode held whole in memory: 64 MiB (16 MP of 8-bit RGBA). A larger PNG or GIF (up to

@@ -25,13 +25,36 @@ extension ResizeBox {
     }
 
     /// Whether libjpeg decodes this source into memory on the pool thread and the pool thread reduces it
-    /// to a forced size (the common `w=` miss of a JPEG the DC decoder does not take): no crop, a forced
-    /// size (a `contain` or `fill` reduction), and a decode ``ScaleOnLoadStep`` makes in memory.
+    /// to a forced size (the common `w=` miss of a JPEG the DC decoder does not take) or hands the decode
+    /// on as the variant (``wholeDecodeIsTheVariant(for:)``): no crop, and a decode ``ScaleOnLoadStep``
+    /// makes in memory.
     func mayDecodeJPEGInMemory(for header: SourceHeader, format: SourceFormat?) -> Bool {
         guard crop == nil, format == .jpeg, !mayDecodeEighth(for: header, format: format) else { return false }
         let fitted = coverBoxFitted(to: header)
-        return fitted.thumbnailArguments(for: header).size == Size.force.rawValue
+        return (fitted.thumbnailArguments(for: header).size == Size.force.rawValue || wholeDecodeIsTheVariant(for: header))
             && ScaleOnLoadStep(box: fitted).decodesJPEGInMemory(header)
+    }
+
+    /// Whether `thumbnail` with `arguments` hands an image of `width` x `height` (in the source's axes)
+    /// back at its own size: no crop, and either forced to exactly that size or only allowed to shrink
+    /// into a box it fits.
+    static func thumbnailKeepsTheSize(width: Int, height: Int, arguments: (width: Int, height: Int, size: Int32, crop: Int32)) -> Bool {
+        guard arguments.crop == Crop.none.rawValue else { return false }
+        switch arguments.size {
+        case Size.force.rawValue: return width == arguments.width && height == arguments.height
+        case Size.down.rawValue: return width <= arguments.width && height <= arguments.height
+        default: return false
+        }
+    }
+
+    /// Whether the source's whole decode is the variant as it is: nothing to reduce or crop (a width
+    /// capped at the source's own), no turn and no colour conversion (``ResizeStep`` then skips
+    /// `thumbnail`).
+    func wholeDecodeIsTheVariant(for header: SourceHeader) -> Bool {
+        guard crop == nil, frames == 1, header.orientation <= 1, !header.colourManaged else { return false }
+        let fitted = coverBoxFitted(to: header)
+        if case .anchored = fitted.coverPlan { return false }
+        return Self.thumbnailKeepsTheSize(width: header.width, height: header.height, arguments: fitted.thumbnailArguments(for: header))
     }
 
     /// The scale (0 < scale <= 1) a still WebP is decoded at: libwebp scales while it decodes, and what

@@ -63,13 +63,28 @@ extension ResizeBox {
     /// (``estimatedWorkingSetBytes(for:format:eighthDecoded:)``, about twice this) are reserved only when
     /// libjpeg declines the file. Measured through the pool as peak RSS growth in
     /// `TransformMemoryBudgetTests` (`bench/RESULTS.md`, session 34).
-    func estimatedBytesDecodingJPEGInMemory(for header: SourceHeader) -> Int {
+    ///
+    /// When that decode is the variant as it is (``wholeDecodeIsTheVariant(for:)``) there is no reduce's
+    /// output, but the encoder holds what is otherwise covered by it: for a JPEG output libjpeg's whole
+    /// coefficient buffer (optimised Huffman tables need the whole image first), `encoderCoefficientBytes`
+    /// an output pixel (``jpegEncoderCoefficientBytesPerPixel(quality:)``; 0 for another format, whose
+    /// encoder ``EncoderWorkingSet`` covers). Measured the same way (session 36): a 3840x2160 JPEG kept at
+    /// its size grew the process by 49 MiB at quality 80 (87 MiB reserved) and 73 MiB at 95.
+    func estimatedBytesDecodingJPEGInMemory(for header: SourceHeader, encoderCoefficientBytes: Int = 6) -> Int {
         let shrink = coverBoxFitted(to: header).jpegShrink(for: header)
         let decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
         let output = estimatedOutputPixels(for: header)
+        if wholeDecodeIsTheVariant(for: header) {
+            return 3 * decoded + header.jpegCoefficientBytes + (encoderCoefficientBytes + 2) * output + (16 << 20)
+        }
         let outputCopies = header.colourManaged || header.orientation > 1 ? 2 : 1
         return 3 * decoded + header.jpegCoefficientBytes + 3 * outputCopies * output + 2 * output + (16 << 20)
     }
+
+    /// The bytes an output pixel of libjpeg's coefficient buffer for an encode at `quality`: 2 a sample,
+    /// three samples a pixel without chroma subsampling (from quality 90 on, as libvips' jpegsave does),
+    /// one and a half with 4:2:0 below.
+    static func jpegEncoderCoefficientBytesPerPixel(quality: Int) -> Int { quality >= 90 ? 6 : 3 }
 
     /// Pixels of the output (every frame), as ``estimatedWorkingSetBytes(for:format:eighthDecoded:)`` counts
     /// them: what the encoder works on (``EncoderWorkingSet``).

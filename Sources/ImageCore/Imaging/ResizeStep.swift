@@ -23,6 +23,12 @@ struct ResizeStep {
         // as a whole decode is (``reducedToForcedSize(_:header:arguments:premultiply:)``).
         var reducedAhead: VipsImage?
         if case .decoded(let image) = loaded, !image.hasAlpha {
+            // Decoded at the output's size already (a srcset width capped at the source's): nothing to resize.
+            if Self.thumbnailKeepsTheSize(of: image, arguments: arguments),
+                let finished = try Self.finishedWithoutThumbnail(image, header: header, deadline: deadline)
+            {
+                return try coverCropped(finished)
+            }
             reducedAhead = try reducedToForcedSize(image, header: header, arguments: arguments, premultiply: 0)
             if let reducedAhead, let finished = try Self.finishedWithoutThumbnail(reducedAhead, header: header, deadline: deadline) {
                 return try coverCropped(finished)
@@ -84,6 +90,11 @@ struct ResizeStep {
         let toSRGB: Int32 = header.colourManaged ? 1 : 0
         let reduction = box.reduction(for: header)
         var input = whole
+        if !whole.hasAlpha, Self.thumbnailKeepsTheSize(of: whole, arguments: arguments),
+            let finished = try Self.finishedWithoutThumbnail(whole, header: header, deadline: deadline)
+        {
+            return try coverCropped(finished)
+        }
         if let reduced = try reducedToForcedSize(whole, header: header, arguments: arguments, premultiply: premultiply) {
             if let finished = try Self.finishedWithoutThumbnail(reduced, header: header, deadline: deadline) { return try coverCropped(finished) }
             input = reduced
@@ -144,6 +155,15 @@ struct ResizeStep {
         deadline?.watch(reduced)
         // Free for the reduce's own memory image (libvips hands the same image back).
         return try reduced.producing { ipx_vips_copy_memory($0, $1) }
+    }
+
+    /// Whether `thumbnail` with `arguments` hands `image` back at its own size
+    /// (``ResizeBox/thumbnailKeepsTheSize(width:height:arguments:)``). With no colour conversion and no turn
+    /// left (``finishedWithoutThumbnail(_:header:deadline:)``), the image is then the variant as it is: a
+    /// srcset width capped at the source's width, decoded whole, skips `thumbnail`'s pipeline and its copy
+    /// of every pixel into fresh memory.
+    static func thumbnailKeepsTheSize(of image: VipsImage, arguments: (width: Int, height: Int, size: Int32, crop: Int32)) -> Bool {
+        ResizeBox.thumbnailKeepsTheSize(width: image.width, height: image.height, arguments: arguments)
     }
 
     /// The shrink across and down from the whole decode to a forced output size, in the decode's own axes

@@ -72,12 +72,13 @@ struct ScaleOnLoadStep {
     }
 
     /// Whether a JPEG the DC decoder does not take is decoded by libjpeg into memory here: when it shrinks
-    /// on load, or, unshrunk, when it is reduced to a forced size afterwards (by the reduce across that is
-    /// faster than libvips', ``ResizeStep``) and is not large; otherwise libvips' loader streams it through
+    /// on load, or, unshrunk and not large, when it is reduced to a forced size afterwards (by the reduce
+    /// across that is faster than libvips', ``ResizeStep``) or is the variant as it is
+    /// (``ResizeBox/wholeDecodeIsTheVariant(for:)``); otherwise libvips' loader streams it through
     /// `thumbnail`.
     func decodesJPEGInMemory(_ header: SourceHeader) -> Bool {
         box.jpegShrink(for: header) > 1
-            || (box.thumbnailArguments(for: header).size == ResizeBox.Size.force.rawValue
+            || ((box.thumbnailArguments(for: header).size == ResizeBox.Size.force.rawValue || box.wholeDecodeIsTheVariant(for: header))
                 && header.width * header.height * 3 <= Self.largestUnshrunkDecodeBytes)
     }
 
