@@ -24,17 +24,11 @@ private typealias Image = ImageCore.VipsImage
     @Test(arguments: [1600, 2000])
     func aJPEGDecodedAtItsFullSizeIsTheVariant(width: Int) throws {
         let bytes = try TestImages.noise(width: 1600, height: 1000, bands: 3).encoded(as: .jpeg, quality: 90).bytes
-        let header = try SourceHeader(reading: bytes)
-        let box = ResizeBox(width: width, height: nil, fit: .contain).coverBoxFitted(to: header)
-        let loaded = try ScaleOnLoadStep(box: box).apply(to: bytes, header: header, deadline: nil)
-        guard case .decoded(let decoded) = loaded else {
-            Issue.record("decoded in memory")
-            return
-        }
-        let variant = try ResizeStep(box: box).apply(to: loaded, bytes: bytes, header: header, deadline: nil)
+        let resized = try #require(try ResizedInMemory(bytes, width: width), "decoded in memory")
+        let (decoded, variant) = (resized.decoded, resized.variant)
         #expect(variant.width == 1600 && variant.height == 1000)
         #expect(pixelAddress(variant) == pixelAddress(decoded), "no copy: the decode's own memory")
-        let reference = try thumbnailed(decoded, box.thumbnailArguments(for: header))
+        let reference = try thumbnailed(decoded, resized.arguments)
         #expect(pixelAddress(reference) != pixelAddress(decoded))
         #expect(try variant.pixels() == reference.pixels())
     }

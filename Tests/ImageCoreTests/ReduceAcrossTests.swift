@@ -136,15 +136,8 @@ private typealias Image = ImageCore.VipsImage
     /// reduce, sample for sample: libvips' reduce down and across rounds in between and differs.
     @Test func aDecodeIsReducedByTheOnePass() throws {
         let bytes = try TestImages.noise(width: 2400, height: 1600, bands: 3).encoded(as: .jpeg, quality: 90).bytes
-        let header = try SourceHeader(reading: bytes)
-        let box = ResizeBox(width: 700, height: nil, fit: .contain).coverBoxFitted(to: header)
-        let loaded = try ScaleOnLoadStep(box: box).apply(to: bytes, header: header, deadline: nil)
-        guard case .decoded(let decoded) = loaded else {
-            Issue.record("decoded in memory")
-            return
-        }
-        let variant = try ResizeStep(box: box).apply(to: loaded, bytes: bytes, header: header, deadline: nil)
-        let arguments = box.thumbnailArguments(for: header)
+        let resized = try #require(try ResizedInMemory(bytes, width: 700), "decoded in memory")
+        let (decoded, variant, arguments) = (resized.decoded, resized.variant, resized.arguments)
         let across = Double(decoded.width) / Double(arguments.width), down = Double(decoded.height) / Double(arguments.height)
         var output: UnsafeMutablePointer<_VipsImage>?
         try #require(ipx_reduce_lanczos3_in_memory(decoded.pointer, &output, across, down) == 0)
@@ -160,15 +153,8 @@ private typealias Image = ImageCore.VipsImage
     @Test(arguments: [700, 1100])
     func aReducedDecodeSkipsThumbnailWithoutChangingASample(width: Int) throws {
         let bytes = try TestImages.noise(width: 2400, height: 1600, bands: 3).encoded(as: .jpeg, quality: 90).bytes
-        let header = try SourceHeader(reading: bytes)
-        let box = ResizeBox(width: width, height: nil, fit: .contain).coverBoxFitted(to: header)
-        let loaded = try ScaleOnLoadStep(box: box).apply(to: bytes, header: header, deadline: nil)
-        guard case .decoded(let decoded) = loaded else {
-            Issue.record("decoded in memory")
-            return
-        }
-        let variant = try ResizeStep(box: box).apply(to: loaded, bytes: bytes, header: header, deadline: nil)
-        let arguments = box.thumbnailArguments(for: header)
+        let resized = try #require(try ResizedInMemory(bytes, width: width), "decoded in memory")
+        let (decoded, variant, arguments) = (resized.decoded, resized.variant, resized.arguments)
         #expect(arguments.size == ResizeBox.Size.force.rawValue && variant.width == arguments.width && variant.height == arguments.height)
         let across = Double(decoded.width) / Double(arguments.width), down = Double(decoded.height) / Double(arguments.height)
         let reference = try decoded.producingForTests { ipx_vips_reduce_lanczos($0, $1, across, down, 0) }
