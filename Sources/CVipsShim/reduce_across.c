@@ -30,7 +30,10 @@ static double ipx_lanczos3(double x) {
 
 /* The taps of every output column: the first input column each reads (may be < 0 or run past the right
  * edge: the row is padded), and `taps` normalised weights each (0 past a column's own support), each
- * weight repeated in the four lanes of a vector so that the inner loop only loads and multiplies. */
+ * weight repeated in the four lanes of a vector so that the inner loop only loads and multiplies. The
+ * taps are the input columns strictly inside the kernel's support (|x| < 3 output pixels), at most
+ * ceil(6 x shrink): the column at floor(centre - support) and the one ceil(6 x shrink) + 1 further on lie
+ * at |x| >= 3, where Lanczos3 is exactly 0, and are not visited. */
 struct ipx_across_plan {
     int width;
     int taps;
@@ -49,7 +52,7 @@ static int ipx_across_plan_make(struct ipx_across_plan *plan, int in_width, doub
     if (width < 1) width = 1;
     double extra = (double)width * shrink - (double)in_width;
     double support = 3.0 * shrink;
-    int taps = (int)ceil(2.0 * support) + 2;
+    int taps = (int)ceil(2.0 * support);
     plan->width = width;
     plan->taps = taps;
     plan->pad = taps + 1;
@@ -65,7 +68,7 @@ static int ipx_across_plan_make(struct ipx_across_plan *plan, int in_width, doub
     for (int x = 0; x < width; x++) {
         /* The output pixel's centre in input pixel coordinates. */
         double centre = ((double)x + 0.5) * shrink - 0.5 - extra / 2.0;
-        int first = (int)floor(centre - support);
+        int first = (int)floor(centre - support) + 1;
         double sum = 0.0;
         for (int k = 0; k < taps; k++) {
             values[k] = ipx_lanczos3(((double)(first + k) - centre) / shrink);
@@ -82,21 +85,46 @@ static int ipx_across_plan_make(struct ipx_across_plan *plan, int in_width, doub
     return 0;
 }
 
+/* Pixel `x` of a row of `bands` samples (uchar or float) as four floats, the unused lanes 0. */
+#define IPX_WIDEN_PIXEL(p, x, bands)                                                                    \
+    ((bands) == 3   ? (ipx_v4f){(float)(p)[3 * (x)], (float)(p)[3 * (x) + 1], (float)(p)[3 * (x) + 2], 0}  \
+     : (bands) == 1 ? (ipx_v4f){(float)(p)[x], 0, 0, 0}                                                   \
+     : (bands) == 4 ? (ipx_v4f){(float)(p)[4 * (x)], (float)(p)[4 * (x) + 1], (float)(p)[4 * (x) + 2],    \
+                                (float)(p)[4 * (x) + 3]}                                                   \
+                    : (ipx_v4f){(float)(p)[2 * (x)], (float)(p)[2 * (x) + 1], 0, 0})
+
+/* A row widened to four floats a pixel, `pad` copies of the edge pixels on each side: the edges, then
+ * the inside in a loop per band count, so that each pixel is one vector built without a branch. */
+#define IPX_WIDEN_ROW(row, p, width, bands, pad)                                                        \
+    do {                                                                                                \
+        ipx_v4f first = IPX_WIDEN_PIXEL(p, 0, bands), last = IPX_WIDEN_PIXEL(p, (width) - 1, bands);    \
+        for (int x = 0; x < (pad); x++) {                                                               \
+            (row)[x] = first;                                                                           \
+            (row)[(pad) + (width) + x] = last;                                                          \
+        }                                                                                               \
+        ipx_v4f *inside = (row) + (pad);                                                                \
+        switch (bands) {                                                                                \
+        case 3: for (int x = 0; x < (width); x++) inside[x] = IPX_WIDEN_PIXEL(p, x, 3); break;          \
+        case 1: for (int x = 0; x < (width); x++) inside[x] = IPX_WIDEN_PIXEL(p, x, 1); break;          \
+        case 4: for (int x = 0; x < (width); x++) inside[x] = IPX_WIDEN_PIXEL(p, x, 4); break;          \
+        default: for (int x = 0; x < (width); x++) inside[x] = IPX_WIDEN_PIXEL(p, x, 2); break;         \
+        }                                                                                               \
+    } while (0)
+
 /* One input row widened to four floats a pixel, `pad` copies of the edge pixels on each side. */
 static void ipx_across_widen(ipx_v4f *row, const VipsPel *pixels, int width, int bands, int pad) {
-    for (int x = -pad; x < width + pad; x++) {
-        const VipsPel *p = pixels + (size_t)(x < 0 ? 0 : x >= width ? width - 1 : x) * (size_t)bands;
-        ipx_v4f value = {0, 0, 0, 0};
-        for (int z = 0; z < bands; z++) value[z] = (float)p[z];
-        row[x + pad] = value;
-    }
+    IPX_WIDEN_ROW(row, pixels, width, bands, pad);
 }
 
-static inline VipsPel ipx_across_level(float value) {
-    value += 0.5f;
-    if (value <= 0.0f) return 0;
-    if (value >= 255.0f) return 255;
-    return (VipsPel)(int)value;
+typedef int ipx_v4i __attribute__((vector_size(16)));
+
+/* The four sums of a pixel as 8-bit levels: rounded to nearest (+0.5, then truncated) and clamped to
+ * 0...255, in vector operations instead of a branch a sample. */
+static inline ipx_v4i ipx_across_levels(ipx_v4f sum) {
+    const ipx_v4f zero = {0, 0, 0, 0}, top = {255, 255, 255, 255}, half = {0.5f, 0.5f, 0.5f, 0.5f};
+    ipx_v4f value = sum + half;
+    value = __builtin_elementwise_min(__builtin_elementwise_max(value, zero), top);
+    return __builtin_convertvector(value, ipx_v4i);
 }
 
 static void ipx_across_row(const struct ipx_across_plan *plan, const ipx_v4f *row, VipsPel *out, int bands) {
@@ -104,17 +132,24 @@ static void ipx_across_row(const struct ipx_across_plan *plan, const ipx_v4f *ro
     for (int x = 0; x < plan->width; x++) {
         const ipx_v4f *p = row + plan->first[x] + plan->pad;
         const ipx_v4f *w = plan->weights + (size_t)x * (size_t)taps;
-        /* Two sums, so that each addition does not wait for the one before. */
+        /* Two sums, so that each addition does not wait for the one before; the first tap goes to `odd`
+           (it used to follow a tap of weight 0 at the front), so every sample is the same as before the
+           taps of weight 0 were left out. */
         ipx_v4f even = {0, 0, 0, 0}, odd = {0, 0, 0, 0};
         int k = 0;
         for (; k + 1 < taps; k += 2) {
-            even += p[k] * w[k];
-            odd += p[k + 1] * w[k + 1];
+            odd += p[k] * w[k];
+            even += p[k + 1] * w[k + 1];
         }
-        if (k < taps) even += p[k] * w[k];
-        ipx_v4f sum = even + odd;
+        if (k < taps) odd += p[k] * w[k];
+        ipx_v4i level = ipx_across_levels(even + odd);
         VipsPel *q = out + (size_t)x * (size_t)bands;
-        for (int z = 0; z < bands; z++) q[z] = ipx_across_level(sum[z]);
+        switch (bands) {
+        case 4: q[3] = (VipsPel)level[3]; /* fall through */
+        case 3: q[2] = (VipsPel)level[2]; /* fall through */
+        case 2: q[1] = (VipsPel)level[1]; /* fall through */
+        default: q[0] = (VipsPel)level[0];
+        }
     }
 }
 
@@ -172,12 +207,7 @@ static void ipx_down_accumulate(float *restrict sums, const VipsPel *restrict ro
 
 /* One row of summed samples widened to four floats a pixel, `pad` copies of the edge pixels on each side. */
 static void ipx_across_widen_sums(ipx_v4f *row, const float *sums, int width, int bands, int pad) {
-    for (int x = -pad; x < width + pad; x++) {
-        const float *p = sums + (size_t)(x < 0 ? 0 : x >= width ? width - 1 : x) * (size_t)bands;
-        ipx_v4f value = {0, 0, 0, 0};
-        for (int z = 0; z < bands; z++) value[z] = p[z];
-        row[x + pad] = value;
-    }
+    IPX_WIDEN_ROW(row, sums, width, bands, pad);
 }
 
 int ipx_reduce_lanczos3_in_memory(VipsImage *in, VipsImage **out, double hshrink, double vshrink) {
