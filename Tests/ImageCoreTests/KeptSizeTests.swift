@@ -33,11 +33,15 @@ private typealias Image = ImageCore.VipsImage
         #expect(try variant.pixels() == reference.pixels())
     }
 
-    @Test func aWholeDecodeAtTheVariantsSizeIsTheVariant() throws {
-        let png = try TestImages.noise(width: 1500, height: 900, bands: 3).encoded(as: .png).bytes
+    /// Opaque, and with a real alpha (`thumbnail` premultiplies only when it resizes).
+    @Test(arguments: [false, true])
+    func aWholeDecodeAtTheVariantsSizeIsTheVariant(alpha: Bool) throws {
+        let image = alpha ? try TestImages.halfTransparent(width: 1500, height: 900) : try TestImages.noise(width: 1500, height: 900, bands: 3)
+        let png = try image.encoded(as: .png).bytes
         let header = try SourceHeader(reading: png)
         let decoded = try DecodedSource.decoding(png, deadline: nil)
         let box = ResizeBox(width: 1500, height: nil, fit: .contain).coverBoxFitted(to: header)
+        #expect(decoded.hasRealAlpha == alpha)
         let variant = try ResizeStep(box: box).apply(toWhole: decoded, header: header, deadline: nil)
         #expect(pixelAddress(variant) == pixelAddress(decoded.image))
         #expect(try variant.pixels() == thumbnailed(decoded.image, box.thumbnailArguments(for: header)).pixels())

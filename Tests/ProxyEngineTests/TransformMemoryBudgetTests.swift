@@ -255,6 +255,10 @@ import TestSupport
         let header = try SourceHeader(reading: source)
         #expect(ResizeBox(request: request, frames: 1).wholeDecodeIsTheVariant(for: header))
         #expect(plan.triesScaledFirst == smallerReservation && (plan.reservation < plan.fullReservation) == smallerReservation)
+        #expect(!plan.leavesKeptSizeToLoader)
+        // For another encoder (whose estimate was measured on the loader's path) libvips' loader reads it.
+        let gif = try transformer.plan(source, request: request, choice: .fixed(.gif))
+        #expect(gif.leavesKeptSizeToLoader && !gif.triesScaledFirst && gif.reservation == gif.fullReservation)
         let (encoded, growth, reserved) = try await Self.measured(source, request, .fixed(.jpeg), transformer)
         #expect(try VipsImage.decode(encoded.bytes).width == width)
         #expect(reserved == plan.reservation, "libjpeg took it: nothing grew")

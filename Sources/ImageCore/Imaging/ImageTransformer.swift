@@ -179,16 +179,19 @@ public struct ImageTransformer: Sendable {
         }
         // A JPEG libjpeg decodes into memory and the pool thread reduces to a forced size reserves that
         // path's working set, and libvips' loader's only if libjpeg declines the file (CMYK, damage).
-        // A decode kept at its size (the variant as it is) for another encoder than libjpeg's reserves the
-        // loader's working set: those encoders' estimates (``EncoderWorkingSet``) count on it.
+        // A JPEG kept at its size (the decode is the variant) for another encoder than libjpeg's goes through
+        // libvips' loader as before, under its reservation: those encoders' estimates (``EncoderWorkingSet``)
+        // were measured on that path.
         let encoderCoefficientBytes = jpegEncoderCoefficientBytes(request, choice)
-        let inMemory = box.mayDecodeJPEGInMemory(for: header, format: format)
-            && (encoderCoefficientBytes > 0 || !box.wholeDecodeIsTheVariant(for: header))
+        let keptSizeForAnotherEncoder = format == .jpeg && encoderCoefficientBytes == 0 && box.wholeDecodeIsTheVariant(for: header)
+        let inMemory = box.mayDecodeJPEGInMemory(for: header, format: format) && !keptSizeForAnotherEncoder
             ? box.estimatedBytesDecodingJPEGInMemory(for: header, encoderCoefficientBytes: encoderCoefficientBytes) + extraBytes : full
-        return TransformPlan(
+        var plan = TransformPlan(
             request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
             triesScaledFirst: inMemory < full, decoded: nil, decodesWhole: false, reservation: min(inMemory, full),
             fullReservation: full)
+        plan.leavesKeptSizeToLoader = keptSizeForAnotherEncoder
+        return plan
     }
 
     /// libjpeg's coefficient buffer an output pixel when `choice` makes a JPEG of a JPEG source (no alpha)
@@ -253,6 +256,7 @@ public struct ImageTransformer: Sendable {
         let request = plan.request
         var eighth = ScaleOnLoadStep.EighthAttempt.untried
         if plan.eighthDeclined { eighth = .declined }
+        if plan.leavesKeptSizeToLoader { eighth = .scaledDeclined }
         if plan.triesEighthFirst {
             eighth = try ScaleOnLoadStep.decodeEighth(source, header: plan.header, deadline: deadline).map { .decoded($0) } ?? .declined
             if case .declined = eighth, reserved < plan.fullReservation, !grow(plan.fullReservation) {

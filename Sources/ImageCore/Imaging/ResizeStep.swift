@@ -21,14 +21,15 @@ struct ResizeStep {
         let toSRGB: Int32 = header.colourManaged ? 1 : 0
         // A decode in memory without alpha is reduced to a forced size by Lanczos3 alone on this thread,
         // as a whole decode is (``reducedToForcedSize(_:header:arguments:premultiply:)``).
+        // Decoded at the output's size already (a srcset width capped at the source's): nothing to resize,
+        // and `thumbnail` premultiplies an alpha only when it resizes.
+        if case .decoded(let image) = loaded, Self.thumbnailKeepsTheSize(of: image, arguments: arguments),
+            let finished = try Self.finishedWithoutThumbnail(image, header: header, deadline: deadline)
+        {
+            return try coverCropped(finished)
+        }
         var reducedAhead: VipsImage?
         if case .decoded(let image) = loaded, !image.hasAlpha {
-            // Decoded at the output's size already (a srcset width capped at the source's): nothing to resize.
-            if Self.thumbnailKeepsTheSize(of: image, arguments: arguments),
-                let finished = try Self.finishedWithoutThumbnail(image, header: header, deadline: deadline)
-            {
-                return try coverCropped(finished)
-            }
             reducedAhead = try reducedToForcedSize(image, header: header, arguments: arguments, premultiply: 0)
             if let reducedAhead, let finished = try Self.finishedWithoutThumbnail(reducedAhead, header: header, deadline: deadline) {
                 return try coverCropped(finished)
@@ -90,7 +91,7 @@ struct ResizeStep {
         let toSRGB: Int32 = header.colourManaged ? 1 : 0
         let reduction = box.reduction(for: header)
         var input = whole
-        if !whole.hasAlpha, Self.thumbnailKeepsTheSize(of: whole, arguments: arguments),
+        if Self.thumbnailKeepsTheSize(of: whole, arguments: arguments),
             let finished = try Self.finishedWithoutThumbnail(whole, header: header, deadline: deadline)
         {
             return try coverCropped(finished)

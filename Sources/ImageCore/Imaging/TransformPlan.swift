@@ -19,6 +19,9 @@ public struct TransformPlan: Sendable {
     let triesScaledFirst: Bool
     /// The DC-only decoder declined this source in an earlier run: it is not tried again.
     var eighthDeclined = false
+    /// A JPEG asked for at its own size for an encoder other than libjpeg's: libvips' loader reads it (as
+    /// before the decode could be the variant), under the loader's reservation.
+    var leavesKeptSizeToLoader = false
     /// The source decoded whole by an earlier transform, resized from instead of decoding (its memory is
     /// held by whoever keeps it, not by this plan's reservation).
     let decoded: DecodedSource?
@@ -41,6 +44,7 @@ public struct TransformPlan: Sendable {
             request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
             triesScaledFirst: false, decoded: decoded, decodesWhole: decodesWhole, reservation: fullReservation, fullReservation: fullReservation)
         plan.eighthDeclined = triesEighthFirst || eighthDeclined
+        plan.leavesKeptSizeToLoader = leavesKeptSizeToLoader
         return plan
     }
 }
