@@ -11,8 +11,6 @@
  * falls back to small pages when it has no huge page to give (or transparent huge pages are off); the
  * pixels are the same either way. The mapping is unmapped when the image closes, on whatever thread. */
 
-#define IPX_HUGE_PAGE ((size_t)2 << 20)
-
 struct ipx_pixel_mapping {
     void *base;
     size_t length;
@@ -28,12 +26,12 @@ static void ipx_pixel_mapping_closed(VipsObject *image, void *mapping) {
 void *ipx_huge_map(size_t bytes, size_t *mapped_length) {
     *mapped_length = 0;
     if (bytes == 0 || bytes > SIZE_MAX / 2) return NULL;
-    size_t rounded = (bytes + IPX_HUGE_PAGE - 1) & ~(IPX_HUGE_PAGE - 1);
-    size_t length = rounded + IPX_HUGE_PAGE;
+    size_t rounded = (bytes + IPX_HUGE_PAGE_BYTES - 1) & ~(IPX_HUGE_PAGE_BYTES - 1);
+    size_t length = rounded + IPX_HUGE_PAGE_BYTES;
     unsigned char *mapped = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapped == MAP_FAILED) return NULL;
     /* The slack before the boundary and after the rounded size goes back at once. */
-    unsigned char *start = (unsigned char *)(((uintptr_t)mapped + IPX_HUGE_PAGE - 1) & ~(uintptr_t)(IPX_HUGE_PAGE - 1));
+    unsigned char *start = (unsigned char *)(((uintptr_t)mapped + IPX_HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(IPX_HUGE_PAGE_BYTES - 1));
     size_t head = (size_t)(start - mapped), tail = length - head - rounded;
     if (head) munmap(mapped, head);
     if (tail) munmap(start + rounded, tail);

@@ -54,6 +54,18 @@ import TestSupport
         jpeg_free_large(nil, block, 100_000)
     }
 
+    /// A header reserves each coefficient array's rounding up to a huge page once the buffer is mapped
+    /// (4 MiB and more): 2 MiB a component on top of libjpeg's own figure; below that, libjpeg's figure.
+    @Test func theHeaderCountsEachMappedArraysRounding() throws {
+        let large = try TestImages.jpeg(TestImages.noise(width: 2400, height: 1600, bands: 3), progressive: true, subsample: false)
+        var layout = ipx_jpeg_layout()
+        _ = large.withUnsafeBytes { ipx_jpeg_read_layout($0.baseAddress, $0.count, IPX_JPEG_MAX_SCANS, &layout) }
+        #expect(layout.coefficient_bytes == 3 * 300 * 200 * 128)
+        #expect(try SourceHeader(reading: large).jpegCoefficientBytes == 3 * 300 * 200 * 128 + 3 * (2 << 20))
+        let small = try TestImages.jpeg(TestImages.noise(width: 400, height: 300, bands: 3), progressive: true, subsample: false)
+        #expect(try SourceHeader(reading: small).jpegCoefficientBytes == 3 * 50 * 38 * 128)
+    }
+
     /// Mean absolute difference of two images of the same size and bands.
     private func difference(_ first: ImageCore.VipsImage, _ second: ImageCore.VipsImage) throws -> Double {
         let (a, b) = (try first.pixels(), try second.pixels())

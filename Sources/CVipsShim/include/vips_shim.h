@@ -204,6 +204,9 @@ void ipx_thread_buffer_tie(ipx_thread_buffer *lease, VipsImage *image);
 /// Ends a lease that no image was tied to.
 void ipx_thread_buffer_return(ipx_thread_buffer *lease);
 
+/// The huge page ipx_huge_map aligns and rounds its mappings to: 2 MiB.
+#define IPX_HUGE_PAGE_BYTES ((size_t)2 << 20)
+
 /// A fresh anonymous mapping of at least `bytes` (rounded up to 2 MiB, the rounded length in
 /// `*mapped_length`) starting at a 2 MiB boundary and advised MADV_HUGEPAGE, so that the kernel faults it
 /// in 2 MiB at a time where it has huge pages (mapped_pixels.c); munmap it with that length. NULL when the

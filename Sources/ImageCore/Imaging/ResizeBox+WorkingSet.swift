@@ -70,7 +70,7 @@ extension ResizeBox {
     /// an output pixel (``jpegEncoderCoefficientBytesPerPixel(quality:)``; 0 for another format, whose
     /// encoder ``EncoderWorkingSet`` covers). Measured the same way (session 36): a 3840x2160 JPEG kept at
     /// its size grew the process by 49 MiB at quality 80 (87 MiB reserved) and 73 MiB at 95.
-    func estimatedBytesDecodingJPEGInMemory(for header: SourceHeader, encoderCoefficientBytes: Int = 6) -> Int {
+    func estimatedBytesDecodingJPEGInMemory(for header: SourceHeader, encoderCoefficientBytes: Int) -> Int {
         let shrink = coverBoxFitted(to: header).jpegShrink(for: header)
         let decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
         let output = estimatedOutputPixels(for: header)

@@ -19,8 +19,6 @@ struct ResizeStep {
         let arguments = box.thumbnailArguments(for: header)
         // Sources with a profile (or CMYK) are converted to sRGB by `thumbnail` itself, after shrinking.
         let toSRGB: Int32 = header.colourManaged ? 1 : 0
-        // A decode in memory without alpha is reduced to a forced size by Lanczos3 alone on this thread,
-        // as a whole decode is (``reducedToForcedSize(_:header:arguments:premultiply:)``).
         // Decoded at the output's size already (a srcset width capped at the source's): nothing to resize,
         // and `thumbnail` premultiplies an alpha only when it resizes.
         if case .decoded(let image) = loaded, Self.thumbnailKeepsTheSize(of: image, arguments: arguments),
@@ -28,6 +26,8 @@ struct ResizeStep {
         {
             return try coverCropped(finished)
         }
+        // A decode in memory without alpha is reduced to a forced size by Lanczos3 alone on this thread,
+        // as a whole decode is (``reducedToForcedSize(_:header:arguments:premultiply:)``).
         var reducedAhead: VipsImage?
         if case .decoded(let image) = loaded, !image.hasAlpha {
             reducedAhead = try reducedToForcedSize(image, header: header, arguments: arguments, premultiply: 0)

@@ -52,9 +52,6 @@ public struct SourceHeader: Sendable, Equatable {
     /// Pixels a full decode would produce: width x height x frames.
     public var totalPixels: Int { width * height * max(1, frames) }
 
-    /// What a block of libjpeg's mapped in huge pages may add when rounded up (jpeg_memory.c): 2 MiB.
-    static let hugePageBytes = 2 << 20
-
     /// Most scans a JPEG may have (``ImagingError/tooManyScans(limit:)``).
     public static let maxJPEGScans = Int(IPX_JPEG_MAX_SCANS)
 
@@ -115,7 +112,7 @@ public struct SourceHeader: Sendable, Equatable {
         // (jpeg_memory.c), counted here for every component.
         let coefficients = Int(layout.coefficient_bytes)
         self.jpegCoefficientBytes = coefficients >= Int(IPX_JPEG_MAPPED_MIN_BYTES)
-            ? coefficients + Int(layout.components) * Self.hugePageBytes : coefficients
+            ? coefficients + Int(layout.components) * Int(IPX_HUGE_PAGE_BYTES) : coefficients
         self.jpegEighthDecodable =
             layout.progressive != 0 && layout.uniform_sampling != 0 && (layout.components == 1 || layout.components == 3)
     }
