@@ -9,7 +9,8 @@ packages=(libvips-dev libwebp-dev libgif-dev libjpeg62-turbo-dev libexif-dev lib
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ "${1:-}" = "--tests" ]; then
-  packages+=(chromium python3 curl)
+  # libgs-common: the Adobe RGB (1998) profile (ghostscript/a98.icc) the wide-gamut tests convert from.
+  packages+=(chromium python3 curl libgs-common)
   python3 -m pip --version >/dev/null 2>&1 || packages+=(python3-pip)
   command -v node >/dev/null || packages+=(nodejs)
 fi

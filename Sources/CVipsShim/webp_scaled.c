@@ -56,8 +56,10 @@ static int ipx_webp_decode_into(const uint8_t *data, size_t length, WebPDecoderC
     return status;
 }
 
-int ipx_webp_decode_scaled(const void *buffer, size_t length, double scale, int orientation, long long max_pixels,
-                           long long deadline_ns, VipsImage **out) {
+/* owned: the image gets memory of its own (ipx_pixel_image), for a decode kept beyond this transform;
+ * else the calling thread's buffer (ipx_thread_buffer_image). */
+static int ipx_webp_decode(const void *buffer, size_t length, double scale, int orientation, long long max_pixels,
+                           long long deadline_ns, int owned, VipsImage **out) {
     if (length == 0 || !(scale > 0 && scale <= 1)) return 1;
     WebPData data = {(const uint8_t *)buffer, length};
     WebPDemuxer *demux = WebPDemux(&data);
@@ -78,7 +80,8 @@ int ipx_webp_decode_scaled(const void *buffer, size_t length, double scale, int 
     int status = 1;
     VipsImage *image = NULL;
     if (width >= 1 && height >= 1 && frame.width == canvas_width && frame.height == canvas_height) {
-        image = ipx_thread_buffer_image(width, height, bands, VIPS_INTERPRETATION_sRGB);
+        image = owned ? ipx_pixel_image(width, height, bands, VIPS_INTERPRETATION_sRGB)
+                      : ipx_thread_buffer_image(width, height, bands, VIPS_INTERPRETATION_sRGB);
         status = image ? 0 : -1;
     }
     if (status == 0) {
@@ -113,4 +116,14 @@ int ipx_webp_decode_scaled(const void *buffer, size_t length, double scale, int 
     WebPDemuxReleaseIterator(&frame);
     WebPDemuxDelete(demux);
     return status;
+}
+
+int ipx_webp_decode_scaled(const void *buffer, size_t length, double scale, int orientation, long long max_pixels,
+                           long long deadline_ns, VipsImage **out) {
+    return ipx_webp_decode(buffer, length, scale, orientation, max_pixels, deadline_ns, 0, out);
+}
+
+int ipx_webp_decode_whole(const void *buffer, size_t length, int orientation, long long max_pixels, long long deadline_ns,
+                          VipsImage **out) {
+    return ipx_webp_decode(buffer, length, 1.0, orientation, max_pixels, deadline_ns, 1, out);
 }

@@ -52,4 +52,32 @@ import TestSupport
         #expect(decoded.bytes == 2000 * 1200 * 3)
         #expect(try decoded.image.pixels() == (try ImageCore.VipsImage.decode(png).pixels()))
     }
+
+    /// A WebP decoded whole to be kept (``DecodedSource``) is on a mapping of its own, not the thread's
+    /// reused buffer: the next decodes on the same thread (into that buffer) never write into it.
+    @Test func aKeptWebPDecodeIsNotOverwrittenByTheNextDecodeOnItsThread() throws {
+        let transformer = ImageTransformer(maxSourcePixels: 40_000_000, encoding: EncodingSettings())
+        func request(_ width: String) throws -> ImageRequest {
+            try ImageRequest(query: [("url", "http://example.com/a.webp"), ("w", width)], limits: .init(maxDimension: 4096))
+        }
+        let first = try TestImages.noise(width: 1500, height: 1000, bands: 3, seed: 1).encoded(as: .webp).bytes
+        let second = try TestImages.noise(width: 1500, height: 1000, bands: 3, seed: 2).encoded(as: .webp).bytes
+        let plan = try transformer.plan(first, request: request("1000"), choice: .fixed(.jpeg))
+        guard case .encoded(_, let kept?) = try transformer.run(plan, source: first, overlay: nil, reserved: 0, grow: { _ in true }) else {
+            Issue.record("no decode handed back")
+            return
+        }
+        let address = UInt(bitPattern: try #require(ipx_vips_image_address(kept.image.pointer)))
+        let mapped = try mappings(startingAt: address)
+        #expect(address % (2 << 20) == 0 && mapped.count == 1, "a mapping of its own")
+        let before = try kept.image.pixels()
+        #expect(before == (try ImageCore.VipsImage.decode(first).pixels()))
+        for width in ["300", "200", "100"] {
+            let other = try transformer.plan(second, request: request(width), choice: .fixed(.jpeg))
+            #expect(!other.decodesWhole, "scaled by libwebp into the thread's buffer")
+            _ = try transformer.run(other, source: second, overlay: nil, reserved: 0, grow: { _ in true })
+        }
+        #expect(ipx_thread_buffer_address() != nil && UInt(bitPattern: ipx_thread_buffer_address()) != address)
+        #expect(try kept.image.pixels() == before)
+    }
 }

@@ -179,7 +179,7 @@ import TestSupport
         #expect(try !transformer.plan(source, request: request, choice: .fixed(.webp), decoded: other).usesDecodedSource)
     }
 
-    @Test func onlyStillPNGAndGIFWithoutACropAreDecodedWhole() throws {
+    @Test func stillPNGGIFAndWebPWithoutACropAreDecodedWhole() throws {
         let png = try TestImages.gradient(width: 400, height: 300).encoded(as: .png).bytes
         let jpeg = try TestImages.jpeg(width: 400, height: 300)
         let webp = try TestImages.gradient(width: 400, height: 300).encoded(as: .webp).bytes
@@ -189,7 +189,9 @@ import TestSupport
             try transformer.plan(bytes, request: request(parameters), choice: .fixed(.png)).decodesWhole
         }
         #expect(try whole(png) && whole(still))
-        #expect(try !whole(jpeg) && !whole(webp) && !whole(animated))
+        #expect(try !whole(jpeg) && !whole(animated))
+        #expect(try whole(webp, [("w", "200")]), "a WebP within 3x: libwebp decodes it whole anyway")
+        #expect(try !whole(webp), "a WebP reduced 4x: libwebp scales it while it decodes")
         #expect(try !whole(png, [("w", "100"), ("crop", "10,10,200,100")]))
         #expect(try !whole(png, [("w", "40")]), "7x or more: thumbnail reads the file as it decodes")
         // A decode larger than 64 MiB (a hostile 50 MP PNG would be 200–400 MB) is resized as it is read.
@@ -202,6 +204,42 @@ import TestSupport
         header.decodedPixelBytes = 8
         header.height = 2049
         #expect(!transformer.keepsWholeDecode(of: header, box: box, format: .png), "16-bit RGBA: 8 bytes a pixel")
+    }
+
+    /// A decode kept by a wide width (a still WebP within 3x, which libwebp decodes whole into memory of
+    /// its own: the pixels libvips' webpload gives; a PNG below 7x) makes a narrower width at least as
+    /// close to the ideal picture as that width's own decode: a WebP's scaled by libwebp to three times
+    /// the output, then `thumbnail`; a PNG's read by `thumbnail` from 7x on.
+    @Test(arguments: [(OutputFormat.webp, 400), (.webp, 300), (.png, 300), (.png, 200)])
+    func aNarrowerWidthFromAKeptDecodeIsAtLeastAsCloseToTheIdeal(format: OutputFormat, width: Int) throws {
+        let (sourceWidth, sourceHeight) = (2400, 1600)
+        let waves = Waves(outputNyquist: 0.5 * Double(width) / Double(sourceWidth))
+        let source = try waves.image(width: sourceWidth, height: sourceHeight, scale: 1, keepingHigh: true)
+            .encoded(as: format, quality: format == .webp ? 95 : nil).bytes
+        let wide = try transformer.plan(source, request: request([("w", "1000")]), choice: .fixed(.png))
+        #expect(wide.decodesWhole)
+        guard case .encoded(_, let kept?) = try transformer.run(wide, source: source, overlay: nil, reserved: 0, grow: { _ in true }) else {
+            Issue.record("no decode handed back")
+            return
+        }
+        #expect(kept.width == sourceWidth && kept.height == sourceHeight && kept.bytes == sourceWidth * sourceHeight * 3)
+        #expect(try kept.image.pixels() == VipsImage.decode(source).pixels(), "libvips' loader's pixels")
+        let small = try request([("w", String(width))])
+        let fromKept = try transformer.plan(source, request: small, choice: .fixed(.png), decoded: kept)
+        let own = try transformer.plan(source, request: small, choice: .fixed(.png))
+        #expect(fromKept.usesDecodedSource && !own.decodesWhole && !own.usesDecodedSource)
+        func variant(_ plan: TransformPlan) throws -> VipsImage {
+            guard case .encoded(let encoded, _) = try transformer.run(plan, source: source, overlay: nil, reserved: 0, grow: { _ in true })
+            else { throw ImagingError.processingFailed }
+            return try VipsImage.decode(encoded.bytes)
+        }
+        let (resized, scaled) = (try variant(fromKept), try variant(own))
+        #expect(resized.width == scaled.width && resized.height == scaled.height)
+        let ideal = try waves.image(
+            width: resized.width, height: resized.height, scale: Double(sourceWidth) / Double(resized.width), keepingHigh: false)
+        let keptError = try Self.meanSquaredError(resized, ideal)
+        let ownError = try Self.meanSquaredError(scaled, ideal)
+        #expect(keptError <= ownError * 1.05 + 0.05, "\(format) w=\(width): from the kept decode \(keptError), own decode \(ownError)")
     }
 
     /// Mean squared difference of two images of the same size (every band).

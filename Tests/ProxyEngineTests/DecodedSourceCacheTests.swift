@@ -37,7 +37,7 @@ import TestSupport
         #expect(budget.reservedBytes == 0 && cache.count == 0)
     }
 
-    @Test func theIdentityFollowsTheBytesAndOnlyPNGAndGIFHaveOne() throws {
+    @Test func theIdentityFollowsTheBytesAndOnlyPNGGIFAndWebPHaveOne() throws {
         let red = try TestImages.solid(width: 60, height: 40, red: 255, green: 0, blue: 0).encoded(as: .png).bytes
         let blue = try TestImages.solid(width: 60, height: 40, red: 0, green: 0, blue: 255).encoded(as: .png).bytes
         #expect(red.count == blue.count, "same size: only the hash tells them apart")
@@ -46,6 +46,7 @@ import TestSupport
         #expect(first != DecodedSourceCache.identity(sourceKey: "k", bytes: blue))
         #expect(first != DecodedSourceCache.identity(sourceKey: "other", bytes: red))
         #expect(DecodedSourceCache.identity(sourceKey: "k", bytes: try TestImages.jpeg(width: 60, height: 40)) == nil)
+        #expect(DecodedSourceCache.identity(sourceKey: "k", bytes: try TestImages.gradient(width: 60, height: 40).encoded(as: .webp).bytes) != nil)
     }
 
     @Test func aTransformThatNeedsTheMemoryGetsItAtOnce() async throws {

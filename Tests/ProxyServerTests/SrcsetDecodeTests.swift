@@ -17,12 +17,14 @@ import TestSupport
     static let photo = try! TestImages.noise(width: 1200, height: 800, bands: 3).encoded(as: .png).bytes
     static let red = try! TestImages.solid(width: 600, height: 400, red: 255, green: 0, blue: 0).encoded(as: .png).bytes
     static let blue = try! TestImages.solid(width: 600, height: 400, red: 0, green: 0, blue: 255).encoded(as: .png).bytes
+    static let webp = try! TestImages.noise(width: 1200, height: 800, bands: 3).encoded(as: .webp).bytes
 
     func withServer(
         keeping bytes: Int = 64 << 20, _ body: @Sendable (any TestClientProtocol, String, TestOrigin, ProxyRuntime) async throws -> Void
     ) async throws {
         let origin = TestOrigin([
             "/photo.png": .init(bytes: Self.photo, contentType: "image/png"),
+            "/photo.webp": .init(bytes: Self.webp, contentType: "image/webp"),
             "/changing.png": .init(bytes: Self.red, contentType: "image/png", headers: [("Cache-Control", "max-age=1")]),
         ])
         try await origin.run { base in
@@ -59,14 +61,30 @@ import TestSupport
             #expect(Self.count(.hit, in: runtime) == widths.count - 1, "a lease the transform cannot use is no hit")
             return bodies
         }
-        // Each width alone, on a server of its own (its own decode): the same bytes.
-        for width in widths {
+        // Each width alone, on a server of its own (its own decode): the same bytes below 7x (the narrowest,
+        // 10x, is read by `thumbnail` from the file alone and reduced by Lanczos3 first from the kept
+        // decode: WholeDecodeTests compares the two with the ideal picture).
+        for width in widths where 1200 / width < 7 {
             let alone = try await withServerReturning { proxy, base, _, runtime in
                 let answer = try await proxy.image([("url", base + "/photo.png"), ("w", String(width)), ("format", "webp")])
                 #expect(Self.count(.hit, in: runtime) == 0)
                 return answer.bytes
             }
             #expect(alone == shared[width], "w=\(width): made from the shared decode, the same bytes as alone")
+        }
+    }
+
+    /// A WebP's wide width (within 3x, which libwebp decodes whole anyway) keeps its decode, and the
+    /// narrower widths after it are resized from it instead of decoding the file again.
+    @Test func theWidthsOfAWebPAfterAWideOneShareItsDecode() async throws {
+        try await withServer { proxy, base, _, runtime in
+            for width in [1000, 640, 300, 120] {
+                let answer = try await proxy.image([("url", base + "/photo.webp"), ("w", String(width)), ("format", "jpeg")])
+                #expect(answer.status == .ok, "\(answer.text)")
+                #expect(try VipsImage.decode(answer.bytes).width == width)
+            }
+            #expect(Self.count(.kept, in: runtime) == 1, "the 1000 px variant's whole decode")
+            #expect(Self.count(.hit, in: runtime) == 3)
         }
     }
 

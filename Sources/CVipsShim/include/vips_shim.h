@@ -161,6 +161,11 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
 int ipx_webp_decode_scaled(const void *buffer, size_t length, double scale, int orientation, long long max_pixels,
                            long long deadline_ns, VipsImage **out);
 
+/// ipx_webp_decode_scaled at scale 1 into an image with memory of its own (ipx_pixel_image) instead of the
+/// calling thread's buffer: a whole decode that may be kept after the transform (DecodedSource).
+int ipx_webp_decode_whole(const void *buffer, size_t length, int orientation, long long max_pixels, long long deadline_ns,
+                          VipsImage **out);
+
 /// libvips' webpload at a scale, into memory (the reference ipx_webp_decode_scaled is tested against).
 int ipx_vips_webpload_scaled(const void *buffer, size_t length, double scale, VipsImage **out);
 

@@ -3,9 +3,9 @@ import CVipsShim
 /// A source decoded whole into memory, kept for a short time so that the other widths of a srcset are
 /// resized from it instead of decoding the same bytes again (ProxyEngine's `DecodedSourceCache`).
 ///
-/// Only formats whose decoders cannot scale are kept this way (PNG and GIF;
-/// ``ImageTransformer/keepsWholeDecode(of:box:format:)``): a JPEG's DCT-scaled decode and a WebP's scaled
-/// decode are cheaper than resizing a whole decode, so they are decoded per variant as before.
+/// Only formats whose decoders cannot scale are kept this way (PNG, GIF and a still WebP, which libwebp
+/// decodes whole whatever it scales to; ``ImageTransformer/keepsWholeDecode(of:box:format:)``): a JPEG's
+/// DCT-scaled decode is cheaper than resizing a whole decode, so it is decoded per variant as before.
 ///
 /// Sendable by construction: the image is in memory and its pixels and metadata are never written after
 /// it is made; libvips lets any number of pipelines on any threads read an image in memory (each makes
@@ -31,9 +31,15 @@ public final class DecodedSource: @unchecked Sendable {
     }
 
     /// Decodes `bytes` whole into memory (failing on the first decode error, as the loader path does),
-    /// stopped by `deadline`.
-    /// - Throws: ``ImagingError/undecodable``.
-    static func decoding(_ bytes: [UInt8], deadline: TransformDeadline?) throws(ImagingError) -> DecodedSource {
+    /// stopped by `deadline`: a still WebP by libwebp into memory of its own (`webp_scaled.c`, the pixels
+    /// libvips' webpload gives; `header` gives its orientation), anything else (or a WebP that decoder
+    /// leaves to libvips) by libvips' loader.
+    /// - Throws: ``ImagingError/undecodable``; ``ImagingError/processingFailed`` when memory for the image
+    ///   could not be had.
+    static func decoding(_ bytes: [UInt8], header: SourceHeader? = nil, deadline: TransformDeadline?) throws(ImagingError) -> DecodedSource {
+        if let header, SourceFormat(sniffing: bytes) == .webp, let image = try ScaleOnLoadStep.decodeWebP(bytes, scale: 1, header: header, deadline: deadline, ownMemory: true) {
+            return DecodedSource(image: image)
+        }
         let decoded: UnsafeMutablePointer<_VipsImage>? = bytes.withUnsafeBytes { raw in
             var lazy: UnsafeMutablePointer<_VipsImage>?
             guard ipx_vips_load_strict(raw.baseAddress, raw.count, 0, &lazy) == 0, let lazy else { return nil }

@@ -160,7 +160,7 @@ public struct ImageTransformer: Sendable {
         }
         // From 7x on the resize is `thumbnail`'s either way, and decoding whole first costs more than
         // `thumbnail` reading the file as it decodes: only a kept decode is used there.
-        if whole, box.coverBoxFitted(to: header).reduction(for: header) < ResizeStep.lanczosOnlyBelow {
+        if whole, makesWholeDecode(of: header, box: box, format: format) {
             // Reserved for an opaque alpha first; a real one (found once decoded) grows the reservation.
             let opaque = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: false) + extraBytes
             let full = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: header.hasAlpha) + extraBytes
@@ -207,28 +207,40 @@ public struct ImageTransformer: Sendable {
     /// decoded, as before, and never kept.
     static let maxWholeDecodeBytes = 64 << 20
 
-    /// Whether `bytes` are of a format whose variants are made from a whole decode (PNG, GIF), from their
-    /// first bytes: the sources a decode may be kept of.
+    /// Whether `bytes` are of a format whose variants may be made from a whole decode (PNG, GIF, WebP),
+    /// from their first bytes: the sources a decode may be kept of.
     public static func decodesWhole(_ bytes: [UInt8]) -> Bool {
         switch SourceFormat(sniffing: bytes) {
-        case .png, .gif: true
+        case .png, .gif, .webp: true
         default: false
         }
     }
 
+    /// Whether a variant that finds no kept decode decodes the source whole (and keeps it) rather than
+    /// scaling on load: PNG and GIF below ``ResizeStep/lanczosOnlyBelow`` (from 7x on the resize is
+    /// `thumbnail`'s either way, and decoding whole first costs more than `thumbnail` reading the file as
+    /// it decodes); a still WebP where libwebp decodes it whole anyway (``ResizeBox/webpScale(for:)`` is 1,
+    /// a reduction within 3x), whose smaller variants are cheaper resized from the kept decode (a WebP
+    /// decode costs the same at any scale) than decoded again.
+    func makesWholeDecode(of header: SourceHeader, box: ResizeBox, format: SourceFormat?) -> Bool {
+        let fitted = box.coverBoxFitted(to: header)
+        if format == .webp { return fitted.webpScale(for: header) >= 1 }
+        return fitted.reduction(for: header) < ResizeStep.lanczosOnlyBelow
+    }
+
     /// Whether a variant of this source is made from a whole decode of it in memory (``DecodedSource``,
     /// kept for the next variants): a still image of a format whose decoder cannot scale at all (PNG,
-    /// GIF: the loader decodes them whole anyway) of at most ``maxWholeDecodeBytes`` decoded, with no crop
-    /// rectangle and one frame loaded. A kept decode is used at any reduction; a new one is made only
-    /// below ``ResizeStep/lanczosOnlyBelow`` (7x). In memory an opaque alpha is found and not premultiplied, and the
-    /// resize is Lanczos3 alone (``ResizeStep/apply(toWhole:header:deadline:)``). A JPEG's DCT-scaled
-    /// decode and a WebP's scaled decode cost less than resizing a whole decode (and a whole WebP decode
-    /// holds twice the memory of the scaled one); HEIC, AVIF and JPEG XL decoders hold more memory than
-    /// their estimates allow for a decode kept in memory. Those are decoded per variant.
+    /// GIF: the loader decodes them whole anyway; WebP: libwebp decodes the whole frame at any scale) of
+    /// at most ``maxWholeDecodeBytes`` decoded, with no crop rectangle and one frame loaded. A kept decode
+    /// is used at any reduction; a new one is made where ``makesWholeDecode(of:box:format:)`` says. In
+    /// memory an opaque alpha is found and not premultiplied, and the resize is Lanczos3 alone
+    /// (``ResizeStep/apply(toWhole:header:deadline:)``). A JPEG's DCT-scaled decode costs less than
+    /// resizing a whole decode; HEIC, AVIF and JPEG XL decoders hold more memory than their estimates
+    /// allow for a decode kept in memory. Those are decoded per variant.
     func keepsWholeDecode(of header: SourceHeader, box: ResizeBox, format: SourceFormat?) -> Bool {
         guard box.crop == nil, box.frames == 1, header.frames == 1 else { return false }
         guard header.decodedPixelBytes * header.width * header.height <= Self.maxWholeDecodeBytes else { return false }
-        return format == .png || format == .gif
+        return format == .png || format == .gif || format == .webp
     }
 
     /// Runs `plan` on this thread, holding `reserved` bytes of the memory budget.
@@ -278,7 +290,7 @@ public struct ImageTransformer: Sendable {
             if let decoded = plan.decoded {
                 image = try SourceSteps(box: plan.box).image(fromWhole: decoded, header: plan.header, deadline: deadline)
             } else if plan.decodesWhole {
-                let decoded = try DecodedSource.decoding(source, deadline: deadline)
+                let decoded = try DecodedSource.decoding(source, header: plan.header, deadline: deadline)
                 guard decoded.matches(plan.header) else { throw ImagingError.undecodable }
                 if decoded.hasRealAlpha, reserved < plan.fullReservation, !grow(plan.fullReservation) {
                     return .needsFullReservation

@@ -19,13 +19,13 @@ extension ResizeBox {
     }
 
     /// The memory a transform needs that decodes the source whole into memory (``DecodedSource``): the
-    /// decode (``SourceHeader/decodedPixelBytes`` a pixel), GIF's decoder's own RGBA frame, and the resize
-    /// from it (``estimatedBytesFromWholeDecode(for:realAlpha:)``). `realAlpha`: the alpha is not opaque
+    /// decode (``SourceHeader/decodedPixelBytes`` a pixel), GIF's decoder's own RGBA frame or libwebp's
+    /// buffers (``webpDecoderBytes``), and the resize from it (``estimatedBytesFromWholeDecode(for:realAlpha:)``). `realAlpha`: the alpha is not opaque
     /// (known once decoded; a transform of a source with alpha reserves for an opaque one first and
     /// grows when it is not).
     func estimatedBytesDecodingWhole(for header: SourceHeader, format: SourceFormat?, realAlpha: Bool) -> Int {
         let whole = header.width * header.height
-        let decoder = format == .gif ? 4 * whole : 0
+        let decoder = format == .gif ? 4 * whole : format == .webp ? Self.webpDecoderBytes : 0
         return header.decodedPixelBytes * whole + decoder + estimatedBytesFromWholeDecode(for: header, realAlpha: realAlpha)
     }
 
@@ -44,13 +44,16 @@ extension ResizeBox {
     /// 3-byte image that the encoder reads in place, so 6 bytes an output pixel are counted instead of 12:
     /// the image and the encoder's buffer with its copy. Measured (session 34, 4096×2731 RGB noise, 3 runs
     /// each): to 640 / 1200 / 2048 / 3840 px the process grew by 45–49 / 45–50 / 52–58 / 71–96 MiB with
-    /// the decode, against 64 / 73 / 96 / 183 MiB reserved before and 63 / 66 / 78 / 124 now.
+    /// the decode, against 64 / 73 / 96 / 183 MiB reserved before and 63 / 66 / 78 / 124 now. An opaque
+    /// decode that is the variant as it is (``wholeDecodeIsTheVariant(for:)``: no resize) is counted the
+    /// same way, the decode standing for the reduce's image.
     func estimatedBytesFromWholeDecode(for header: SourceHeader, realAlpha: Bool) -> Int {
         let fitted = coverBoxFitted(to: header)
         let reducedIsTheVariant = !realAlpha && !header.colourManaged && header.orientation <= 1
             && ResizeStep(box: fitted).lanczosShrink(
                 width: header.width, height: header.height, header: header, arguments: fitted.thumbnailArguments(for: header)) != nil
-        let outputBytesPerPixel = reducedIsTheVariant ? 6 : 4 * 3
+        let keptAtItsSize = !realAlpha && wholeDecodeIsTheVariant(for: header)
+        let outputBytesPerPixel = reducedIsTheVariant || keptAtItsSize ? 6 : 4 * 3
         return (realAlpha ? 7 : 2) * header.width * header.height + outputBytesPerPixel * estimatedOutputPixels(for: header) + (8 << 20)
     }
 
@@ -134,11 +137,13 @@ extension ResizeBox {
             // / 1200 / 1920 / 3840 px grew the process by 14–19 / 26–45 / 10–48 / 2–34 / 109–134 MiB,
             // 2400x1600 to 1100 px by 9 MiB in most runs and up to 35 (libvips' threads and malloc's arenas,
             // whatever the size); RGBA with a real alpha (premultiplied in floating point while reduced)
-            // to 1200 / 3840 px by 113–119 / 131–137 MiB. Counted: 4 bytes a decoded pixel (11 with an
-            // alpha), the output once (twice for a cover), libwebp's own buffers and 32 MiB.
+            // to 1200 / 3840 px by 113–119 / 131–137 MiB; 2400x2400 RGBA to a 500x500 cover by 66–67 MiB
+            // (session 37, on a thread whose reused buffer had not grown yet: within 3x WebPs are decoded
+            // whole into memory of their own now). Counted: 4 bytes a decoded pixel (14 with an alpha), the
+            // output once (twice for a cover), libwebp's own buffers and 32 MiB.
             let scale = fitted.webpScale(for: header)
             let decodedPixels = min(whole, Int(Double(whole) * scale * scale) + 1)
-            let perPixel = header.hasAlpha ? 11 : 4
+            let perPixel = header.hasAlpha ? 14 : 4
             let outputCopies = fit == .cover ? 2 : 1
             return (perPixel * decodedPixels + 4 * outputCopies * output + Self.webpDecoderBytes + (32 << 20), output)
         case .webp:

@@ -82,7 +82,8 @@ struct ResizeStep {
     /// straight to the output's size when it is forced (a contain or fill reduction), to twice the output
     /// before a crop in `thumbnail` from a 4x reduction on. `thumbnail` then does the rest: the
     /// orientation, the colour conversion and, for a crop, the last factor of two. From
-    /// ``lanczosOnlyBelow`` on, `thumbnail` does it all, as the loader path does.
+    /// ``lanczosOnlyBelow`` on (only a kept decode is resized from there) Lanczos3 reduces to about three
+    /// times the output and `thumbnail` does the rest.
     /// - Throws: ``ImagingError/processingFailed`` when libvips fails.
     func apply(toWhole decoded: DecodedSource, header: SourceHeader, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage {
         let whole = decoded.image
@@ -103,6 +104,12 @@ struct ResizeStep {
             if arguments.crop != Crop.none.rawValue, reduction >= 4 {
                 input = try whole.producing { ipx_vips_reduce_lanczos($0, $1, reduction / 2, reduction / 2, premultiply) }
             }
+        } else {
+            // A kept decode from 7x on: Lanczos3 to about three times the output first (at most 6x), as a
+            // WebP's own decode scales to three times the output, so that `thumbnail`'s box shrink does
+            // not alias what the kept decode's full resolution holds.
+            let first = min(reduction / 3, 6)
+            input = try whole.producing { ipx_vips_reduce_lanczos($0, $1, first, first, premultiply) }
         }
         let lazy = try input.producing {
             ipx_vips_thumbnail_image(

@@ -104,17 +104,20 @@ struct ScaleOnLoadStep {
     /// A still WebP decoded by libwebp at `scale` into one memory image on this thread (`webp_scaled.c`;
     /// the pixels libvips' webpload gives at that scale), with its ICC profile and `header`'s orientation,
     /// or nil when libvips' loader should take it (an animation, a frame that does not fill the canvas).
+    /// `ownMemory` (at scale 1 only): into memory of the image's own rather than the thread's reused
+    /// buffer, for a whole decode kept after the transform (``DecodedSource``).
     /// - Throws: ``ImagingError/undecodable`` when libwebp rejects the data or it ends early, or when the
     ///   deadline passed (the deadline is expired first); ``ImagingError/processingFailed`` when memory
     ///   for the image could not be had.
     static func decodeWebP(
-        _ bytes: [UInt8], scale: Double, header: SourceHeader, deadline: TransformDeadline?
+        _ bytes: [UInt8], scale: Double, header: SourceHeader, deadline: TransformDeadline?, ownMemory: Bool = false
     ) throws(ImagingError) -> VipsImage? {
         var image: UnsafeMutablePointer<_VipsImage>?
+        let (orientation, pixels, deadlineNanoseconds) = (Int32(header.orientation), Int64(header.width * header.height), deadline?.monotonicNanoseconds ?? 0)
         let status = bytes.withUnsafeBytes { raw in
-            ipx_webp_decode_scaled(
-                raw.baseAddress, raw.count, scale, Int32(header.orientation), Int64(header.width * header.height),
-                deadline?.monotonicNanoseconds ?? 0, &image)
+            ownMemory && scale == 1
+                ? ipx_webp_decode_whole(raw.baseAddress, raw.count, orientation, pixels, deadlineNanoseconds, &image)
+                : ipx_webp_decode_scaled(raw.baseAddress, raw.count, scale, orientation, pixels, deadlineNanoseconds, &image)
         }
         switch status {
         case 0: return image.map { VipsImage(taking: $0) }

@@ -2,7 +2,7 @@ import ImageCore
 import Synchronization
 
 /// Sources decoded whole, kept a short time so that the other widths of a srcset are resized from one
-/// decode (#34): the first variant of a PNG or GIF source decodes it whole into memory and hands
+/// decode (#34): the first variant of a PNG or GIF source (or a wide one of a WebP) decodes it whole into memory and hands
 /// the decode here; the next variants of the same bytes, while it is kept, resize from it.
 ///
 /// Keyed by the source's identity (its cache key and a hash of its bytes, ``identity(sourceKey:bytes:)``,
@@ -128,7 +128,7 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
             slot.lastUse = now
             return (Lease(source: slot.source, slot: slot, cache: self), expired)
         }
-        budget.release(expired)
+        budget.giveBack(expired)
         return lease
     }
 
@@ -148,7 +148,7 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
             }
             return freed
         }
-        budget.release(freed)
+        budget.giveBack(freed)
         // Reserved and placed in one step (under the budget's lock), so a job that starts waiting for
         // memory meanwhile always finds the decode to take back.
         var startSweeper = false
@@ -174,13 +174,13 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
     /// unused.
     public func reclaim(_ bytes: Int) {
         let freed = state.withLock { state in evict(&state, until: { _ in false }, limit: bytes) }
-        budget.release(freed)
+        budget.giveBack(freed)
     }
 
     /// Drops every unused decode (tests, shutdown).
     public func removeAll() {
         let freed = state.withLock { state in evict(&state, until: { _ in false }) }
-        budget.release(freed)
+        budget.giveBack(freed)
     }
 
     fileprivate func endUse(of slot: Slot) {
@@ -191,7 +191,7 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
             state.held -= slot.source.bytes
             return slot.source.bytes
         }
-        budget.release(freed)
+        budget.giveBack(freed)
         // Unused now: jobs that started waiting while it was in use could not have it then.
         budget.reclaimForWaiters()
     }
@@ -240,7 +240,7 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
                     if empty { state.sweeping = false }
                     return (freed, empty)
                 }
-                self.budget.release(freed)
+                self.budget.giveBack(freed)
                 if empty { return }
             }
         }

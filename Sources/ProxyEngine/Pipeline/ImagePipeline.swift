@@ -104,7 +104,7 @@ public final class ImagePipeline: Sendable {
             observer: { metrics.recordStage(.fetch, waiting: $0, running: $1, waited: $2) },
             onJoin: { metrics.recordDedupJoin(.fetch) })
         transforms = PriorityWorkQueue(
-            slots: pool.workers, maxQueued: queues.maxPending, order: queues.order, abortsAbandonedJobs: false,
+            slots: pool.admissionCandidates, maxQueued: queues.maxPending, order: queues.order, abortsAbandonedJobs: false,
             observer: { metrics.recordStage(.transform, waiting: $0, running: $1, waited: $2) },
             onJoin: { metrics.recordDedupJoin(.transform) })
         self.memory = memory

@@ -4,16 +4,19 @@ import NIOPosix
 import Synchronization
 
 /// A bounded pool of threads for libvips work: one job per thread, one thread per core by default. Its
-/// admission (``transform(_:request:choice:overlay:with:requestID:sourceIdentity:)``) first waits for a
-/// free thread (a slot), then reserves the transform's memory from the ``TransformMemoryBudget``, and only
-/// then hands the job to a thread: no pool thread waits for memory, and the budget is held by the jobs
-/// that run (and the kept decodes), never by jobs still waiting for a thread.
+/// admission (``transform(_:request:choice:overlay:with:requestID:sourceIdentity:)``) reserves the
+/// transform's memory and a thread together from the ``TransformMemoryBudget`` (which hands out the
+/// threads too), and only then hands the job to its thread: no pool thread waits for memory, the budget
+/// is held by the jobs that run (and the kept decodes), never by jobs still waiting for a thread, and a
+/// job whose memory is not free yet leaves the free thread to a smaller job behind it
+/// (``admissionCandidates``).
 public final class TransformPool: Sendable {
     private let threadPool: NIOThreadPool
     /// Threads in the pool.
     public let workers: Int
-    /// One permit per thread: a transform holds one from before it reserves memory until its run ends.
-    let slots: PermitPool
+    /// Transforms to let into the admission at once: twice the threads, so that while one waits for
+    /// memory another that fits can use the free thread (ImagePipeline's transform queue's slots).
+    public var admissionCandidates: Int { 2 * workers }
     /// The memory the transforms running on the pool may hold together (`image.maxTransformBytes`).
     public let memoryBudget: TransformMemoryBudget
     /// The jobs running now and their request ids ("" for none).
@@ -33,10 +36,9 @@ public final class TransformPool: Sendable {
     ) {
         let count = workers > 0 ? workers : System.coreCount
         self.workers = count
-        memoryBudget = TransformMemoryBudget(capacity: memoryBytes, lender: lender)
+        memoryBudget = TransformMemoryBudget(capacity: memoryBytes, jobs: count, lender: lender)
         self.decodedSources = DecodedSourceCache(settings: decodedSources, budget: memoryBudget, observe: observe)
         self.threadPool = NIOThreadPool(numberOfThreads: count)
-        slots = PermitPool(capacity: count)
     }
 
     public func start() {
@@ -47,15 +49,15 @@ public final class TransformPool: Sendable {
     public func shutdown() async throws { try await threadPool.shutdownGracefully() }
 
     /// Transforms `source` as `request` asks: planned from its header on the calling task (a source that
-    /// cannot be transformed fails here, without waiting), then it waits for a free thread (first come,
-    /// first served), reserves its memory (waiting at most the transform time limit, never on a pool
-    /// thread) and runs on that thread. When the DC-only decoder declines a source and the budget cannot
+    /// cannot be transformed fails here, without waiting), then it reserves its memory and a thread
+    /// (waiting at most the transform time limit, never on a pool thread; first come, first served but
+    /// for a job that fits going before one that does not) and runs on that thread. When the DC-only decoder declines a source and the budget cannot
     /// grow at once, the job gives its memory back, waits for the whole reservation and runs again.
     ///
     /// With `sourceIdentity` (``DecodedSourceCache/identity(sourceKey:bytes:)``), a whole decode
     /// kept for it (``decodedSources``) is resized from instead of decoding, and a source that is decoded
-    /// whole is kept for its next variants. The kept decodes are looked up once the job has its thread,
-    /// so a variant that waited behind its source's first decode finds it.
+    /// whole is kept for its next variants. The kept decodes are looked up again once a job that waited
+    /// has its memory and thread, so a variant that waited behind its source's first decode finds it.
     /// - Returns: the variant and the time spent on pool threads.
     /// - Throws: ``ImagingError`` (``ImagingError/memoryBudgetBusy`` when the memory stays taken).
     public func transform(
@@ -63,30 +65,46 @@ public final class TransformPool: Sendable {
         requestID: String? = nil, sourceIdentity: String? = nil
     ) async throws -> (encoded: EncodedImage, duration: Duration) {
         var plan = try transformer.plan(source, request: request, choice: choice, overlay: overlay)
-        let slot = try await slots.acquire()
-        defer { withExtendedLifetime(slot) {} }
-        let lease = sourceIdentity.flatMap { decodedSources.lease($0) }
-        defer { lease?.end() }
+        let wait = Duration.milliseconds(transformer.maxTransformMilliseconds > 0 ? transformer.maxTransformMilliseconds : 10_000)
         // A kept decode in use cannot be given back, so a job holding one never waits for memory: a job
         // larger than the budget waiting for it to empty would wait for this one's decode, while this one
-        // waited behind it. It uses the decode only when it may start at once; else it decodes itself.
+        // waited behind it. It uses the decode only when it may start at once; else it waits for its
+        // own reservation, and looks again once it has it (its source's first decode may have been kept
+        // meanwhile).
+        var lease = sourceIdentity.flatMap { decodedSources.lease($0) }
+        defer { lease?.end() }
         var reserved: Int?
-        if let lease {
-            let fromKept = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: lease.source)
+        if let kept = lease {
+            let fromKept = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: kept.source)
             if fromKept.usesDecodedSource, let bytes = memoryBudget.reserveIfAdmissible(fromKept.reservation) {
                 plan = fromKept
                 reserved = bytes
-                lease.markUsed()
+                kept.markUsed()
             } else {
-                lease.end()
+                kept.end()
+                lease = nil
             }
         }
         var duration = Duration.zero
         while true {
-            let given = reserved
+            let bytes: Int
+            if let given = reserved {
+                bytes = given
+            } else {
+                bytes = try await memoryBudget.reserve(plan.reservation, wait: wait)
+                if lease == nil, let kept = sourceIdentity.flatMap({ decodedSources.lease($0) }) {
+                    let fromKept = try? transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: kept.source)
+                    if let fromKept, fromKept.usesDecodedSource, memoryBudget.capacity == 0 || fromKept.reservation <= bytes {
+                        plan = fromKept
+                        kept.markUsed()
+                        lease = kept
+                    } else {
+                        kept.end()
+                    }
+                }
+            }
             reserved = nil
-            let (outcome, spent) = try await reserveAndRun(
-                plan, reserved: given, source: source, overlay: overlay, with: transformer, requestID: requestID)
+            let (outcome, spent) = try await run(plan, reserved: bytes, source: source, overlay: overlay, with: transformer, requestID: requestID)
             duration += spent
             switch outcome {
             case .encoded(let encoded, let kept):
@@ -98,17 +116,12 @@ public final class TransformPool: Sendable {
         }
     }
 
-    /// Reserves `plan`'s memory (waiting off the pool) unless `given` was reserved already, runs it on a
-    /// pool thread, and gives the memory back.
-    private func reserveAndRun(
-        _ plan: TransformPlan, reserved given: Int?, source: [UInt8], overlay: [UInt8]?, with transformer: ImageTransformer,
+    /// Runs `plan` on a pool thread with the `bytes` (and the thread) reserved for it, and gives them back.
+    private func run(
+        _ plan: TransformPlan, reserved bytes: Int, source: [UInt8], overlay: [UInt8]?, with transformer: ImageTransformer,
         requestID: String?
     ) async throws -> (TransformRun, Duration) {
-        let limit = transformer.maxTransformMilliseconds
         let budget = memoryBudget
-        let wait = Duration.milliseconds(limit > 0 ? limit : 10_000)
-        let bytes: Int
-        if let given { bytes = given } else { bytes = try await budget.reserve(plan.reservation, wait: wait) }
         let reserved = Mutex(bytes)
         defer { budget.release(reserved.withLock { $0 }) }
         return try await run(requestID: requestID) { () throws -> (TransformRun, Duration) in

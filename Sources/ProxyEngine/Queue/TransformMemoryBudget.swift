@@ -7,12 +7,23 @@ import Synchronization
 /// running jobs hold too much of `capacity`; one that cannot get its share within the wait is shed (503).
 /// No pool thread ever waits for memory.
 ///
+/// It also hands out the pool's threads (`jobs`, one per thread): a job is admitted when memory and a
+/// thread are both free, so memory is never held by a job waiting for a thread, and more jobs may wait
+/// here than there are threads. Waiting jobs are admitted in order, except that one that fits goes
+/// before an earlier one that does not (a small job runs beside a large one instead of leaving a core
+/// idle); a waiting job is passed so at most ``overtakesAllowed`` times, then the jobs behind it wait.
+///
 /// A job larger than the whole budget (a source `image.maxSourcePixels` allows, the cap on any one job)
 /// runs alone: it waits until no other job holds memory, and while it waits no new job is admitted, so
 /// a stream of small jobs cannot starve it.
 public final class TransformMemoryBudget: Sendable {
     /// Bytes all running transforms may hold together; 0 means no budget.
     public let capacity: Int
+    /// Jobs running at once (the pool's threads); `Int.max` for no limit.
+    public let jobs: Int
+    /// How many later jobs may start before a waiting one: twice `jobs` (a waiting job is held up by
+    /// about two runs of the jobs beside it at most), unlimited without a limit on jobs.
+    public let overtakesAllowed: Int
     /// Told of every reservation and its release (the memory tier), when set.
     let lender: (any TransformMemoryLender)?
 
@@ -20,10 +31,14 @@ public final class TransformMemoryBudget: Sendable {
         let id: Int
         let bytes: Int
         let continuation: CheckedContinuation<Void, any Error>
+        /// Later jobs admitted while this one waited.
+        var overtaken = 0
     }
 
     private struct State {
         var reserved = 0
+        /// Jobs admitted and not released yet.
+        var running = 0
         var waiters: [Waiter] = []
         var nextID = 0
         /// Reservations asked for and neither admitted nor given up yet.
@@ -43,10 +58,16 @@ public final class TransformMemoryBudget: Sendable {
         weak var value: (any TransformMemoryReclaimer)?
     }
 
-    public init(capacity: Int, lender: (any TransformMemoryLender)? = nil) {
+    /// A budget of `capacity` bytes (0: none) for at most `jobs` jobs at once, lent by `lender` while held.
+    public init(capacity: Int, jobs: Int = .max, lender: (any TransformMemoryLender)? = nil) {
         self.capacity = capacity
+        self.jobs = max(1, jobs)
+        overtakesAllowed = jobs >= Int.max / 2 ? .max : 2 * max(1, jobs)
         self.lender = lender
     }
+
+    /// Jobs holding a reservation now.
+    public var runningJobs: Int { state.withLock { $0.running } }
 
     /// Bytes reserved by running transforms (and kept decodes) now.
     public var reservedBytes: Int { state.withLock { $0.reserved } }
@@ -56,8 +77,9 @@ public final class TransformMemoryBudget: Sendable {
         reclaimer.withLock { $0.value = value }
     }
 
-    /// Reserves `bytes` only if that fits now and no job waits (memory kept for later use, which must
-    /// never hold a transform back), without waiting.
+    /// Reserves `bytes` as kept memory (not a job; given back with ``giveBack(_:)``) only if that fits
+    /// now beside the next waiting job and no job is about to wait (memory kept for later use must never
+    /// hold a transform back), without waiting.
     ///
     /// `commit` runs under the budget's lock when the bytes fit, and they are reserved only if it returns
     /// true: what holds them is in place before any job can ask for memory back, so a reservation that
@@ -68,7 +90,9 @@ public final class TransformMemoryBudget: Sendable {
     public func tryReserve(_ bytes: Int, committing commit: () -> Bool = { true }) -> Bool {
         guard capacity > 0 else { return commit() }
         let reserved = state.withLock { state in
-            let fits = bytes <= capacity && state.waiters.isEmpty && state.undecided.isEmpty && state.reserved + bytes <= capacity
+            let next = state.waiters.first?.bytes ?? 0
+            let fits = bytes <= capacity && next <= capacity && state.undecided.count == state.waiters.count
+                && state.reserved + bytes + next <= capacity
             guard fits, commit() else { return false }
             state.reserved += bytes
             return true
@@ -77,8 +101,9 @@ public final class TransformMemoryBudget: Sendable {
         return reserved
     }
 
-    /// Reserves `bytes` only if a job of that size may start now (the admission ``reserve(_:wait:)`` gives
-    /// without waiting), for a job that must not wait while it holds something others wait for.
+    /// Reserves `bytes` and a job only if a job of that size may start now (the admission
+    /// ``reserve(_:wait:)`` gives without waiting), for a job that must not wait while it holds something
+    /// others wait for.
     /// - Returns: the bytes to give back with ``release(_:)``, or nil when the job would have to wait.
     public func reserveIfAdmissible(_ bytes: Int) -> Int? {
         guard capacity > 0 else { return 0 }
@@ -87,7 +112,8 @@ public final class TransformMemoryBudget: Sendable {
         return bytes
     }
 
-    /// Reserves `bytes`, waiting at most `wait` for running jobs to give memory back.
+    /// Reserves `bytes` and a job, waiting at most `wait` for running jobs to give memory (or a thread)
+    /// back.
     /// - Returns: the bytes to give back with ``release(_:)`` (0 when there is no budget).
     /// - Throws: ``ImagingError/memoryBudgetBusy`` when the wait passes first; `CancellationError` when
     ///   the task is cancelled while it waits.
@@ -107,7 +133,10 @@ public final class TransformMemoryBudget: Sendable {
         // Kept decodes give their memory back before anyone waits for it; the admission is tried again
         // below, before the job queues.
         if let reclaimer = reclaimer.withLock({ $0.value }) {
-            let shortfall = state.withLock { state in bytes > capacity ? state.reserved : state.reserved + bytes - capacity }
+            let shortfall = state.withLock { state in
+                guard state.running < jobs else { return 0 }  // a job's end asks again
+                return bytes > capacity ? state.reserved : state.reserved + bytes - capacity
+            }
             if shortfall > 0 { reclaimer.reclaim(shortfall) }
         }
         let timeout = Task { [self] in
@@ -119,9 +148,8 @@ public final class TransformMemoryBudget: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<Void, any Error>? = state.withLock { state in
                     if let error = state.abandoned.removeValue(forKey: id) { return .failure(error) }
-                    if admissible(bytes, reserved: state.reserved, largeWaiting: state.largestWaiting > capacity) {
+                    if admitAtOnce(bytes, &state) {
                         state.undecided.remove(id)
-                        state.reserved += bytes
                         return .success(())
                     }
                     state.waiters.append(Waiter(id: id, bytes: bytes, continuation: continuation))
@@ -164,11 +192,23 @@ public final class TransformMemoryBudget: Sendable {
         return grew
     }
 
-    /// Gives back what ``reserve(_:wait:)`` returned (and any growth ``tryGrow(from:to:)`` gave).
+    /// Ends a job: gives back what ``reserve(_:wait:)`` or ``reserveIfAdmissible(_:)`` returned (and any
+    /// growth ``tryGrow(from:to:)`` gave) and the job's thread.
     public func release(_ bytes: Int) {
-        guard bytes > 0 else { return }
+        guard capacity > 0 else { return }
+        free(bytes, endingJob: true)
+    }
+
+    /// Gives back memory kept with ``tryReserve(_:committing:)``.
+    public func giveBack(_ bytes: Int) {
+        guard capacity > 0, bytes > 0 else { return }
+        free(bytes, endingJob: false)
+    }
+
+    private func free(_ bytes: Int, endingJob: Bool) {
         let (admitted, shortfall) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], Int) in
             state.reserved -= bytes
+            if endingJob { state.running -= 1 }
             let admitted = admitWaiters(&state)
             return (admitted, self.shortfall(of: state))
         }
@@ -180,39 +220,51 @@ public final class TransformMemoryBudget: Sendable {
     }
 
     /// What the first job to be admitted lacks (the largest waiting when it is larger than the budget: it
-    /// needs the budget empty); 0 when none waits.
+    /// needs the budget empty); 0 when none waits, or when no thread is free (a job's end asks again).
     private func shortfall(of state: State) -> Int {
+        guard state.running < jobs else { return 0 }
         if state.largestWaiting > capacity { return state.reserved }
         guard let first = state.waiters.first else { return 0 }
         return max(0, state.reserved + first.bytes - capacity)
     }
 
-    /// Reserves `bytes` in `state` when a job of that size may start now (the one rule of both
-    /// ``reserve(_:wait:)``'s fast path and ``reserveIfAdmissible(_:)``).
+    /// Reserves `bytes` and a job in `state` when a job of that size arriving now may start before every
+    /// waiting one (the one rule of both ``reserve(_:wait:)``'s fast path and ``reserveIfAdmissible(_:)``).
     private func admitAtOnce(_ bytes: Int, _ state: inout State) -> Bool {
-        guard admissible(bytes, reserved: state.reserved, largeWaiting: state.largestWaiting > capacity) else { return false }
-        state.reserved += bytes
+        guard admissible(bytes, state, overtaking: !state.waiters.isEmpty, largeWaiting: state.largestWaiting > capacity) else {
+            return false
+        }
+        admit(bytes, &state, overtaking: !state.waiters.isEmpty)
         return true
     }
 
-    /// Whether a job of `bytes` may start beside `reserved`: a large one alone; others where they fit and
-    /// no large job waits.
-    private func admissible(_ bytes: Int, reserved: Int, largeWaiting: Bool) -> Bool {
-        bytes > capacity ? reserved == 0 : reserved + bytes <= capacity && !largeWaiting
+    /// Whether a job of `bytes` may start now: a thread is free, and a large one alone; others where they
+    /// fit and no large job waits; one that would go before the first waiting job only while that one
+    /// has been passed less than ``overtakesAllowed`` times.
+    private func admissible(_ bytes: Int, _ state: State, overtaking: Bool, largeWaiting: Bool) -> Bool {
+        guard state.running < jobs else { return false }
+        if overtaking, let first = state.waiters.first, first.overtaken >= overtakesAllowed { return false }
+        return bytes > capacity ? state.reserved == 0 : state.reserved + bytes <= capacity && !largeWaiting
+    }
+
+    private func admit(_ bytes: Int, _ state: inout State, overtaking: Bool) {
+        state.reserved += bytes
+        state.running += 1
+        if overtaking, !state.waiters.isEmpty { state.waiters[0].overtaken += 1 }
     }
 
     /// Admits the waiters that may start now, in order, and returns their continuations.
     private func admitWaiters(_ state: inout State) -> [CheckedContinuation<Void, any Error>] {
         var admitted: [CheckedContinuation<Void, any Error>] = []
         var index = 0
-        while index < state.waiters.count {
+        while index < state.waiters.count, state.running < jobs {
             let waiter = state.waiters[index]
             let large = waiter.bytes > capacity
-            if admissible(waiter.bytes, reserved: state.reserved, largeWaiting: !large && state.largestWaiting > capacity) {
-                state.reserved += waiter.bytes
+            if admissible(waiter.bytes, state, overtaking: index > 0, largeWaiting: !large && state.largestWaiting > capacity) {
                 state.undecided.remove(waiter.id)
                 admitted.append(waiter.continuation)
                 state.waiters.remove(at: index)
+                admit(waiter.bytes, &state, overtaking: index > 0)
             } else {
                 index += 1
             }
@@ -237,3 +289,4 @@ public final class TransformMemoryBudget: Sendable {
         for continuation in admitted { continuation.resume() }
     }
 }
+

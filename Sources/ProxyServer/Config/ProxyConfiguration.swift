@@ -76,7 +76,7 @@ public struct ProxyConfiguration: Sendable, Equatable {
         public var maxDimension = 4096
         /// Transform threads; 0 means one per core. Key `image.workers`, default 0.
         public var workers = 0
-        /// Bytes of whole decodes of PNG and GIF sources kept for their next variants (one decode for
+        /// Bytes of whole decodes of PNG, GIF and WebP sources kept for their next variants (one decode for
         /// a srcset), inside `image.maxTransformBytes` (running transforms take it back first); 0 keeps
         /// none. Key `image.decodedSourceBytes`, default 134217728 (128 MiB).
         public var decodedSourceBytes = 134_217_728
