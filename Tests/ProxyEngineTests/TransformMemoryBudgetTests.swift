@@ -133,7 +133,7 @@ import TestSupport
         await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(10, wait: .milliseconds(50)) }
         #expect(budget.reserveIfAdmissible(10) == nil, "no thread: not at once either")
         let second = Task { try await budget.reserve(10, wait: .seconds(5)) }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Self.until { budget.waitingJobs == 1 }
         #expect(budget.reservedBytes == 10 && budget.runningJobs == 1)
         budget.release(first)
         #expect(try await second.value == 10)
@@ -150,7 +150,7 @@ import TestSupport
         #expect(budget.overtakesAllowed == 4)
         let large = try await budget.reserve(70, wait: .zero)
         let waiting = Task { try await budget.reserve(60, wait: .seconds(5)) }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Self.until { budget.waitingJobs == 1 }
         #expect(budget.runningJobs == 1, "60 does not fit beside 70")
         for _ in 0..<4 {
             let small = try await budget.reserve(20, wait: .milliseconds(100))
@@ -159,7 +159,7 @@ import TestSupport
         }
         // Passed four times: a fifth small job waits behind it.
         let fifth = Task { try await budget.reserve(20, wait: .seconds(5)) }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Self.until { budget.waitingJobs == 2 }
         #expect(budget.runningJobs == 1 && budget.reservedBytes == 70)
         budget.release(large)
         #expect(try await waiting.value == 60)
@@ -177,7 +177,7 @@ import TestSupport
         #expect(budget.tryReserve(30) && budget.runningJobs == 0)
         let job = try await budget.reserve(40, wait: .zero)
         let next = Task { try await budget.reserve(40, wait: .seconds(5)) }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Self.until { budget.waitingJobs == 1 }
         // 30 kept + 40 running + 40 waiting: keeping 10 more would leave the waiting job short.
         #expect(!budget.tryReserve(10), "the waiting job would not fit beside it")
         budget.giveBack(30)
@@ -208,13 +208,19 @@ import TestSupport
         // One thread's job holds all but the small transform's memory (and a little more).
         let holder = try await pool.memoryBudget.reserve(capacity - smallBytes - 1024, wait: .zero)
         let waiting = Task { try await pool.transform(largeSource, request: large, choice: .fixed(.jpeg), overlay: nil, with: transformer) }
-        try await Task.sleep(for: .milliseconds(100))
+        try await Self.until { pool.memoryBudget.waitingJobs == 1 }
         let (encoded, _) = try await pool.transform(smallSource, request: small, choice: .fixed(.jpeg), overlay: nil, with: transformer)
         #expect(try VipsImage.decode(encoded.bytes).width == 100)
         #expect(pool.memoryBudget.runningJobs == 1, "the large one still waits")
         pool.memoryBudget.release(holder)
         #expect(try VipsImage.decode(try await waiting.value.encoded.bytes).width == 2000)
         #expect(pool.memoryBudget.reservedBytes == 0 && pool.memoryBudget.runningJobs == 0)
+    }
+
+    /// Waits (up to 10 s) until `condition` holds: a task started to wait has queued.
+    static func until(_ condition: () -> Bool) async throws {
+        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(condition())
     }
 
     /// A transform through a one-thread pool whose 1 GiB budget lends to `lender`, as the service runs it.

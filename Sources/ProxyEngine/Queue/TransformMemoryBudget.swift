@@ -69,6 +69,9 @@ public final class TransformMemoryBudget: Sendable {
     /// Jobs holding a reservation now.
     public var runningJobs: Int { state.withLock { $0.running } }
 
+    /// Jobs waiting for their memory or a thread now.
+    public var waitingJobs: Int { state.withLock { $0.waiters.count } }
+
     /// Bytes reserved by running transforms (and kept decodes) now.
     public var reservedBytes: Int { state.withLock { $0.reserved } }
 
