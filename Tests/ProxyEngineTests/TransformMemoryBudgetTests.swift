@@ -217,6 +217,40 @@ import TestSupport
         #expect(pool.memoryBudget.reservedBytes == 0 && pool.memoryBudget.runningJobs == 0)
     }
 
+    /// A variant that waited for the thread behind its source's first whole decode is made from that
+    /// decode: the decode is kept in the same step as the first job ends, before the waiting one is
+    /// admitted, and the waiting one looks for it once admitted.
+    @Test func aTransformThatWaitedBehindItsSourcesFirstDecodeUsesIt() async throws {
+        let events = Mutex<[DecodedSourceCache.Event]>([])
+        var settings = DecodedSourceCache.Settings()
+        settings.capacity = 256 << 20
+        let pool = TransformPool(workers: 1, memoryBytes: 1 << 30, decodedSources: settings, observe: { event in events.withLock { $0.append(event) } })
+        pool.start()
+        defer { Task { try? await pool.shutdown() } }
+        let transformer = ImageTransformer(maxSourcePixels: 40_000_000, maxTransformMilliseconds: 5000, encoding: EncodingSettings())
+        let source = try TestImages.noise(width: 2400, height: 1600, bands: 3).encoded(as: .png).bytes
+        func request(_ width: Int) throws -> ImageRequest {
+            try ImageRequest(query: [("url", "http://example.com/a.png"), ("w", String(width))], limits: .init(maxDimension: 4096))
+        }
+        let (wide, narrow) = (try request(1600), try request(800))
+        let first = Task {
+            try await pool.transform(source, request: wide, choice: .fixed(.jpeg), overlay: nil, with: transformer, sourceIdentity: "a")
+        }
+        try await Self.until { pool.memoryBudget.runningJobs == 1 }
+        let second = Task {
+            try await pool.transform(source, request: narrow, choice: .fixed(.jpeg), overlay: nil, with: transformer, sourceIdentity: "a")
+        }
+        try await Self.until { pool.memoryBudget.waitingJobs == 1 }
+        #expect(try VipsImage.decode(try await first.value.encoded.bytes).width == 1600)
+        #expect(try VipsImage.decode(try await second.value.encoded.bytes).width == 800)
+        // (The hit may be counted before the keep: the waiting job runs as soon as the keep is in place.)
+        let counted = events.withLock { $0 }
+        #expect(counted.filter { $0 == .kept }.count == 1 && counted.filter { $0 == .hit }.count == 1 && counted.count == 2,
+                "the waiting variant was made from the first one's decode: \(counted)")
+        pool.decodedSources.removeAll()
+        #expect(pool.memoryBudget.reservedBytes == 0 && pool.memoryBudget.runningJobs == 0)
+    }
+
     /// Waits (up to 10 s) until `condition` holds: a task started to wait has queued.
     static func until(_ condition: () -> Bool) async throws {
         for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }

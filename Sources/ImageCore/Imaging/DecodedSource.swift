@@ -37,7 +37,9 @@ public final class DecodedSource: @unchecked Sendable {
     /// - Throws: ``ImagingError/undecodable``; ``ImagingError/processingFailed`` when memory for the image
     ///   could not be had.
     static func decoding(_ bytes: [UInt8], header: SourceHeader? = nil, deadline: TransformDeadline?) throws(ImagingError) -> DecodedSource {
-        if let header, SourceFormat(sniffing: bytes) == .webp, let image = try ScaleOnLoadStep.decodeWebP(bytes, scale: 1, header: header, deadline: deadline, ownMemory: true) {
+        if let header, SourceFormat(sniffing: bytes) == .webp,
+            let image = try ScaleOnLoadStep.decodeWebP(bytes, scale: 1, header: header, deadline: deadline, ownMemory: true)
+        {
             return DecodedSource(image: image)
         }
         let decoded: UnsafeMutablePointer<_VipsImage>? = bytes.withUnsafeBytes { raw in

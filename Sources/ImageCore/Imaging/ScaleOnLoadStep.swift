@@ -113,7 +113,9 @@ struct ScaleOnLoadStep {
         _ bytes: [UInt8], scale: Double, header: SourceHeader, deadline: TransformDeadline?, ownMemory: Bool = false
     ) throws(ImagingError) -> VipsImage? {
         var image: UnsafeMutablePointer<_VipsImage>?
-        let (orientation, pixels, deadlineNanoseconds) = (Int32(header.orientation), Int64(header.width * header.height), deadline?.monotonicNanoseconds ?? 0)
+        let orientation = Int32(header.orientation)
+        let pixels = Int64(header.width * header.height)
+        let deadlineNanoseconds = deadline?.monotonicNanoseconds ?? 0
         let status = bytes.withUnsafeBytes { raw in
             ownMemory && scale == 1
                 ? ipx_webp_decode_whole(raw.baseAddress, raw.count, orientation, pixels, deadlineNanoseconds, &image)

@@ -134,10 +134,14 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
 
     /// Keeps `source` under `key` when it fits in the cache (unused decodes make room, least recently
     /// used first) and in the budget now; otherwise drops it. A decode kept already under `key` stays.
-    public func keep(_ source: DecodedSource, for key: String) {
-        guard isEnabled else { return }
-        guard source.bytes <= settings.capacity else {
-            observe?(.dropped)
+    ///
+    /// `endingJobOf`: the bytes of the job that made the decode, released in the same step as the decode
+    /// is kept (``TransformMemoryBudget/release(_:keeping:committing:)``), so a job that waited behind it
+    /// finds the decode; released whatever happens.
+    public func keep(_ source: DecodedSource, for key: String, endingJobOf jobBytes: Int? = nil) {
+        guard isEnabled, source.bytes <= settings.capacity else {
+            if let jobBytes { budget.release(jobBytes) }
+            if isEnabled { observe?(.dropped) }
             return
         }
         let now = ContinuousClock.now
@@ -152,7 +156,7 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
         // Reserved and placed in one step (under the budget's lock), so a job that starts waiting for
         // memory meanwhile always finds the decode to take back.
         var startSweeper = false
-        let kept = budget.tryReserve(source.bytes) {
+        func place() -> Bool {
             state.withLock { state -> Bool in
                 guard state.slots[key] == nil, state.held + source.bytes <= settings.capacity else { return false }
                 state.slots[key] = Slot(source: source, now: now)
@@ -162,6 +166,8 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
                 return true
             }
         }
+        let kept = jobBytes.map { budget.release($0, keeping: source.bytes, committing: place) }
+            ?? budget.tryReserve(source.bytes, committing: place)
         guard kept else {
             observe?(.dropped)
             return

@@ -93,8 +93,8 @@ public final class TransformPool: Sendable {
             } else {
                 bytes = try await memoryBudget.reserve(plan.reservation, wait: wait)
                 if lease == nil, let kept = sourceIdentity.flatMap({ decodedSources.lease($0) }) {
-                    let fromKept = try? transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: kept.source)
-                    if let fromKept, fromKept.usesDecodedSource, memoryBudget.capacity == 0 || fromKept.reservation <= bytes {
+                    let fromKept = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: kept.source)
+                    if fromKept.usesDecodedSource, memoryBudget.capacity == 0 || fromKept.reservation <= bytes {
                         plan = fromKept
                         kept.markUsed()
                         lease = kept
@@ -104,27 +104,29 @@ public final class TransformPool: Sendable {
                 }
             }
             reserved = nil
-            let (outcome, spent) = try await run(plan, reserved: bytes, source: source, overlay: overlay, with: transformer, requestID: requestID)
+            let (outcome, spent) = try await run(
+                plan, reserved: bytes, source: source, overlay: overlay, with: transformer, requestID: requestID, keepingFor: sourceIdentity)
             duration += spent
             switch outcome {
-            case .encoded(let encoded, let kept):
-                // Kept after this job's reservation went back, so that the decode's own bytes fit.
-                if let kept, let sourceIdentity { decodedSources.keep(kept, for: sourceIdentity) }
+            case .encoded(let encoded, _):
                 return (encoded, duration)
             case .needsFullReservation: plan = plan.withFullReservation
             }
         }
     }
 
-    /// Runs `plan` on a pool thread with the `bytes` (and the thread) reserved for it, and gives them back.
+    /// Runs `plan` on a pool thread with the `bytes` (and the thread) reserved for it, and gives them back;
+    /// a whole decode the run hands back is kept for `sourceIdentity` in the same step as the job ends
+    /// (so a job that waited behind this one finds it, and the decode's own bytes fit).
     private func run(
         _ plan: TransformPlan, reserved bytes: Int, source: [UInt8], overlay: [UInt8]?, with transformer: ImageTransformer,
-        requestID: String?
+        requestID: String?, keepingFor sourceIdentity: String?
     ) async throws -> (TransformRun, Duration) {
         let budget = memoryBudget
         let reserved = Mutex(bytes)
-        defer { budget.release(reserved.withLock { $0 }) }
-        return try await run(requestID: requestID) { () throws -> (TransformRun, Duration) in
+        var handedOn = false
+        defer { if !handedOn { budget.release(reserved.withLock { $0 }) } }
+        let result = try await run(requestID: requestID) { () throws -> (TransformRun, Duration) in
             let begin = ContinuousClock.now
             let outcome = try transformer.run(plan, source: source, overlay: overlay, reserved: reserved.withLock { $0 }) { bytes in
                 reserved.withLock { held in
@@ -135,6 +137,11 @@ public final class TransformPool: Sendable {
             }
             return (outcome, ContinuousClock.now - begin)
         }
+        if case .encoded(_, let kept?) = result.0, let sourceIdentity {
+            handedOn = true
+            decodedSources.keep(kept, for: sourceIdentity, endingJobOf: reserved.withLock { $0 })
+        }
+        return result
     }
 
     /// Runs `work` on a pool thread, on behalf of request `requestID`: libvips messages emitted on that

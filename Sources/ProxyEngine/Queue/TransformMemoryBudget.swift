@@ -93,10 +93,7 @@ public final class TransformMemoryBudget: Sendable {
     public func tryReserve(_ bytes: Int, committing commit: () -> Bool = { true }) -> Bool {
         guard capacity > 0 else { return commit() }
         let reserved = state.withLock { state in
-            let next = state.waiters.first?.bytes ?? 0
-            let fits = bytes <= capacity && next <= capacity && state.undecided.count == state.waiters.count
-                && state.reserved + bytes + next <= capacity
-            guard fits, commit() else { return false }
+            guard keepFits(bytes, state), commit() else { return false }
             state.reserved += bytes
             return true
         }
@@ -202,24 +199,47 @@ public final class TransformMemoryBudget: Sendable {
         free(bytes, endingJob: true)
     }
 
+    /// Ends a job like ``release(_:)`` and, in the same step, keeps `kept` bytes as kept memory (what
+    /// the job hands on: its decode) where ``tryReserve(_:committing:)`` would, before any waiting job is
+    /// admitted: a job that waited behind this one finds what it kept.
+    /// - Returns: whether `kept` was kept (`commit` ran and returned true).
+    @discardableResult
+    public func release(_ bytes: Int, keeping kept: Int, committing commit: () -> Bool) -> Bool {
+        guard capacity > 0 else { return commit() }
+        return free(bytes, endingJob: true, keeping: kept, committing: commit)
+    }
+
     /// Gives back memory kept with ``tryReserve(_:committing:)``.
     public func giveBack(_ bytes: Int) {
         guard capacity > 0, bytes > 0 else { return }
         free(bytes, endingJob: false)
     }
 
-    private func free(_ bytes: Int, endingJob: Bool) {
-        let (admitted, shortfall) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], Int) in
+    /// Whether `bytes` may be kept now: they fit beside the next waiting job, and no job is between
+    /// asking and waiting.
+    private func keepFits(_ bytes: Int, _ state: State) -> Bool {
+        let next = state.waiters.first?.bytes ?? 0
+        return bytes <= capacity && next <= capacity && state.undecided.count == state.waiters.count
+            && state.reserved + bytes + next <= capacity
+    }
+
+    @discardableResult
+    private func free(_ bytes: Int, endingJob: Bool, keeping kept: Int = 0, committing commit: () -> Bool = { false }) -> Bool {
+        let (admitted, shortfall, keptIt) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], Int, Bool) in
             state.reserved -= bytes
             if endingJob { state.running -= 1 }
+            let keptIt = kept > 0 && keepFits(kept, state) && commit()
+            if keptIt { state.reserved += kept }
             let admitted = admitWaiters(&state)
-            return (admitted, self.shortfall(of: state))
+            return (admitted, self.shortfall(of: state), keptIt)
         }
         lender?.takeBack(bytes)
+        if keptIt { lender?.lend(kept) }
         for continuation in admitted { continuation.resume() }
         // Jobs still wait: kept decodes give their memory back (each one given back releases again,
         // until nothing unused is left).
         if shortfall > 0, let reclaimer = reclaimer.withLock({ $0.value }) { reclaimer.reclaim(shortfall) }
+        return keptIt
     }
 
     /// What the first job to be admitted lacks (the largest waiting when it is larger than the budget: it
