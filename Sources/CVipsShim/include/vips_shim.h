@@ -307,6 +307,12 @@ int ipx_vips_load_strict(const void *buffer, size_t length, int random_access, V
 int ipx_vips_reduce_lanczos(VipsImage *in, VipsImage **out, double hshrink, double vshrink, int premultiply);
 /// Whether an image in memory has an alpha band that is not opaque everywhere (one pass over it).
 int ipx_vips_has_real_alpha(VipsImage *in);
+
+/// An 8-bit RGBA (or grey with alpha) image in memory whose alpha is 255 everywhere, as the same pixels
+/// without the alpha band in `*out` (opaque_alpha.c): moved down in place in `in`'s memory, which `*out`
+/// holds (with `in`'s metadata) until it closes; `in` must not be read again. Returns 1 (nothing made)
+/// when the image has no such alpha or is not 8-bit in memory, 0 when made, -1 when libvips failed.
+int ipx_vips_drop_opaque_alpha(VipsImage *in, VipsImage **out);
 /// Bytes an image's pixels take in memory.
 size_t ipx_vips_memory_bytes(VipsImage *in);
 /// Copies an area.

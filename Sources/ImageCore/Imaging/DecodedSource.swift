@@ -33,7 +33,9 @@ public final class DecodedSource: @unchecked Sendable {
     /// Decodes `bytes` whole into memory (failing on the first decode error, as the loader path does),
     /// stopped by `deadline`: a still WebP by libwebp into memory of its own (`webp_scaled.c`, the pixels
     /// libvips' webpload gives; `header` gives its orientation), anything else (or a WebP that decoder
-    /// leaves to libvips) by libvips' loader.
+    /// leaves to libvips) by libvips' loader. An 8-bit alpha that is opaque everywhere (most RGBA PNGs)
+    /// is dropped from the loader's decode in place: the image holds the colour bands only, and every
+    /// output is the one the same picture without an alpha band gives.
     /// - Throws: ``ImagingError/undecodable``; ``ImagingError/processingFailed`` when memory for the image
     ///   could not be had.
     static func decoding(_ bytes: [UInt8], header: SourceHeader? = nil, deadline: TransformDeadline?) throws(ImagingError) -> DecodedSource {
@@ -49,8 +51,19 @@ public final class DecodedSource: @unchecked Sendable {
             deadline?.watch(opened)
             var copy: UnsafeMutablePointer<_VipsImage>?
             // Into a mapping of its own, in huge pages (`mapped_pixels.c`): tens of MiB faulted in 2 MiB at a time.
-            guard ipx_vips_copy_into_pixels(opened.pointer, &copy) == 0 else { return nil }
-            return copy
+            guard ipx_vips_copy_into_pixels(opened.pointer, &copy) == 0, let copy else { return nil }
+            // An alpha opaque everywhere dropped in place (`opaque_alpha.c`): a quarter less memory held
+            // and resized, the same output.
+            var withoutAlpha: UnsafeMutablePointer<_VipsImage>?
+            switch ipx_vips_drop_opaque_alpha(copy, &withoutAlpha) {
+            case 0:
+                g_object_unref(copy)
+                return withoutAlpha
+            case 1: return copy
+            default:
+                g_object_unref(copy)
+                return nil
+            }
         }
         guard let decoded else {
             _ = Vips.takeError()
