@@ -1,5 +1,6 @@
 #include "vips_shim.h"
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,12 +13,30 @@
  * orientation, resolution), holding the decode until it closes; the pages the alpha took at the end of a
  * mapping of its own go back to the kernel. A decode with a real alpha is not touched. */
 
-/* Whether every alpha sample of an 8-bit image in memory with `bands` bands (the last one alpha) is 255. */
+/* Whether every alpha sample of an 8-bit image in memory of `count` pixels is 255: the pixels ANDed
+ * together as words (a loop the compiler vectorises), the alpha being each word's last byte in memory. */
+__attribute__((target_clones("avx2", "default")))
 static int ipx_alpha_all_opaque(const unsigned char *pixels, size_t count, int bands) {
-    const unsigned char *alpha = pixels + bands - 1;
-    unsigned char all = 255;
-    for (size_t i = 0; i < count; i++) all &= alpha[i * (size_t)bands];
-    return all == 255;
+    if (bands == 4) {
+        uint32_t all = 0xFFFFFFFFu;
+        for (size_t i = 0; i < count; i++) {
+            uint32_t pixel;
+            memcpy(&pixel, pixels + 4 * i, 4);
+            all &= pixel;
+        }
+        unsigned char bytes[4];
+        memcpy(bytes, &all, 4);
+        return bytes[3] == 0xFF;
+    }
+    uint16_t all = 0xFFFF;
+    for (size_t i = 0; i < count; i++) {
+        uint16_t pixel;
+        memcpy(&pixel, pixels + 2 * i, 2);
+        all &= pixel;
+    }
+    unsigned char bytes[2];
+    memcpy(bytes, &all, 2);
+    return bytes[1] == 0xFF;
 }
 
 int ipx_vips_drop_opaque_alpha(VipsImage *in, VipsImage **out) {
@@ -33,10 +52,17 @@ int ipx_vips_drop_opaque_alpha(VipsImage *in, VipsImage **out) {
     if (!ipx_alpha_all_opaque(pixels, count, bands)) return 1;
 
     int kept = bands - 1;
-    for (size_t i = 0; i < count; i++) {
-        const unsigned char *from = pixels + i * (size_t)bands;
-        unsigned char *to = pixels + i * (size_t)kept;
-        for (int band = 0; band < kept; band++) to[band] = from[band];
+    if (bands == 4) {
+        /* Each pixel read as a word, then written as a word 3 bytes on: its fourth byte lands on source
+           bytes already read (or on the next pixel's first byte, written next), and the last one inside
+           the buffer (a quarter of it lies behind). */
+        for (size_t i = 0; i < count; i++) {
+            uint32_t pixel;
+            memcpy(&pixel, pixels + 4 * i, 4);
+            memcpy(pixels + 3 * i, &pixel, 4);
+        }
+    } else {
+        for (size_t i = 0; i < count; i++) pixels[i] = pixels[2 * i];
     }
     size_t bytes = count * (size_t)kept;
     VipsImage *image = vips_image_new_from_memory(pixels, bytes, in->Xsize, in->Ysize, kept, VIPS_FORMAT_UCHAR);
