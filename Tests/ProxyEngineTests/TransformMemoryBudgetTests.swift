@@ -170,6 +170,31 @@ import TestSupport
         #expect(budget.reservedBytes == 0 && budget.runningJobs == 0)
     }
 
+    /// A job larger than the budget that starts waiting behind one that has been passed the most times
+    /// holds back only the jobs behind it: once the budget empties the first goes, then the large one.
+    /// (Both used to wait: the first held back by the large one, the large one not allowed to pass the
+    /// first, every transform waiting out its time limit with the budget empty; `srcset` on the Plasma
+    /// corpus answered 503s after 10 s stalls.)
+    @Test func aLargeJobWaitingBehindAPassedOneHoldsOnlyTheJobsBehindIt() async throws {
+        let budget = TransformMemoryBudget(capacity: 100, jobs: 2)
+        let running = try await budget.reserve(70, wait: .zero)
+        let first = Task { try await budget.reserve(60, wait: .seconds(5)) }
+        try await Self.until { budget.waitingJobs == 1 }
+        for _ in 0..<budget.overtakesAllowed {
+            budget.release(try await budget.reserve(20, wait: .zero))
+        }
+        let large = Task { try await budget.reserve(150, wait: .seconds(5)) }
+        try await Self.until { budget.waitingJobs == 2 }
+        await #expect(throws: ImagingError.memoryBudgetBusy, "behind the large one") { try await budget.reserve(10, wait: .milliseconds(50)) }
+        budget.release(running)
+        #expect(try await first.value == 60, "the first goes as soon as the budget has room")
+        #expect(budget.runningJobs == 1 && budget.waitingJobs == 1, "the large one waits for the budget to empty")
+        budget.release(60)
+        #expect(try await large.value == 150)
+        budget.release(150)
+        #expect(budget.reservedBytes == 0 && budget.runningJobs == 0 && budget.waitingJobs == 0)
+    }
+
     /// Kept memory (decodes kept for later) is no job: it takes no thread, and it is refused when it
     /// would leave the next waiting job short.
     @Test func keptMemoryTakesNoThreadAndLeavesRoomForTheNextJob() async throws {

@@ -14,8 +14,8 @@ import Synchronization
 /// idle); a waiting job is passed so at most ``overtakesAllowed`` times, then the jobs behind it wait.
 ///
 /// A job larger than the whole budget (a source `image.maxSourcePixels` allows, the cap on any one job)
-/// runs alone: it waits until no other job holds memory, and while it waits no new job is admitted, so
-/// a stream of small jobs cannot starve it.
+/// runs alone: it waits until no other job holds memory, and while it waits no job behind it is
+/// admitted, so a stream of small jobs cannot starve it (the jobs that were waiting before it go first).
 public final class TransformMemoryBudget: Sendable {
     /// Bytes all running transforms may hold together; 0 means no budget.
     public let capacity: Int
@@ -242,12 +242,12 @@ public final class TransformMemoryBudget: Sendable {
         return keptIt
     }
 
-    /// What the first job to be admitted lacks (the largest waiting when it is larger than the budget: it
-    /// needs the budget empty); 0 when none waits, or when no thread is free (a job's end asks again).
+    /// What the first waiting job, the next to be admitted, lacks (all that is reserved when it is larger
+    /// than the budget: it needs the budget empty); 0 when none waits, or when no thread is free (a job's
+    /// end asks again).
     private func shortfall(of state: State) -> Int {
-        guard state.running < jobs else { return 0 }
-        if state.largestWaiting > capacity { return state.reserved }
-        guard let first = state.waiters.first else { return 0 }
+        guard state.running < jobs, let first = state.waiters.first else { return 0 }
+        if first.bytes > capacity { return state.reserved }
         return max(0, state.reserved + first.bytes - capacity)
     }
 
@@ -276,19 +276,23 @@ public final class TransformMemoryBudget: Sendable {
         if overtaking, !state.waiters.isEmpty { state.waiters[0].overtaken += 1 }
     }
 
-    /// Admits the waiters that may start now, in order, and returns their continuations.
+    /// Admits the waiters that may start now, in order, and returns their continuations. A large waiting
+    /// job holds back the jobs behind it, never those ahead of it: they came first, and holding them back
+    /// too left nothing admissible once the first had been passed ``overtakesAllowed`` times (the large
+    /// one may not pass it either), so every transform waited out its time limit with the budget empty.
     private func admitWaiters(_ state: inout State) -> [CheckedContinuation<Void, any Error>] {
         var admitted: [CheckedContinuation<Void, any Error>] = []
         var index = 0
+        var largeAhead = false
         while index < state.waiters.count, state.running < jobs {
             let waiter = state.waiters[index]
-            let large = waiter.bytes > capacity
-            if admissible(waiter.bytes, state, overtaking: index > 0, largeWaiting: !large && state.largestWaiting > capacity) {
+            if admissible(waiter.bytes, state, overtaking: index > 0, largeWaiting: largeAhead) {
                 state.undecided.remove(waiter.id)
                 admitted.append(waiter.continuation)
                 state.waiters.remove(at: index)
                 admit(waiter.bytes, &state, overtaking: index > 0)
             } else {
+                if waiter.bytes > capacity { largeAhead = true }
                 index += 1
             }
         }
