@@ -195,6 +195,52 @@ import TestSupport
         #expect(budget.reservedBytes == 0 && budget.runningJobs == 0 && budget.waitingJobs == 0)
     }
 
+    /// Random sequences of arrivals (small, near the budget, larger than it) and releases through two
+    /// threads' admission: whenever the arrivals and releases have settled, no job waits while nothing
+    /// runs (with no kept memory, an idle budget admits any job: a job left waiting there would wait out
+    /// its time limit, as the deadlock fixed above did).
+    @Test func noSequenceLeavesAJobWaitingBesideAnIdleBudget() async throws {
+        var random = SequenceRandom(seed: 34)
+        for _ in 0..<12 {
+            let budget = TransformMemoryBudget(capacity: 100, jobs: 2)
+            let admitted = AdmittedBytes()
+            var tasks: [Task<Void, any Error>] = []
+            var outstanding = 0
+            for step in 0..<60 {
+                let held = admitted.list.withLock { $0 }
+                if held.isEmpty || random.next(100) < 55 {
+                    let roll = random.next(100)
+                    let bytes = roll < 65 ? 5 + random.next(55) : roll < 88 ? 60 + random.next(41) : 101 + random.next(50)
+                    tasks.append(Task {
+                        let reserved = try await budget.reserve(bytes, wait: .seconds(30))
+                        admitted.list.withLock { $0.append(reserved) }
+                    })
+                    outstanding += 1
+                } else {
+                    let index = random.next(held.count)
+                    let bytes = admitted.list.withLock { $0.remove(at: index) }
+                    budget.release(bytes)
+                    outstanding -= 1
+                }
+                // Settled: every job outstanding is running or waiting, and every admitted one counted.
+                try await Self.until {
+                    budget.runningJobs + budget.waitingJobs == outstanding && admitted.list.withLock { $0.count } == budget.runningJobs
+                }
+                #expect(budget.waitingJobs == 0 || budget.runningJobs > 0, "step \(step): \(budget.waitingJobs) waiting, nothing running")
+                if budget.waitingJobs > 0 && budget.runningJobs == 0 { break }
+            }
+            // Drain: release whatever runs until everything has run.
+            while outstanding > 0 {
+                try await Self.until { !admitted.list.withLock { $0.isEmpty } }
+                budget.release(admitted.list.withLock { $0.removeFirst() })
+                outstanding -= 1
+            }
+            for task in tasks { try await task.value }
+            #expect(budget.reservedBytes == 0 && budget.runningJobs == 0 && budget.waitingJobs == 0)
+        }
+    }
+
+
     /// Kept memory (decodes kept for later) is no job: it takes no thread, and it is refused when it
     /// would leave the next waiting job short.
     @Test func keptMemoryTakesNoThreadAndLeavesRoomForTheNextJob() async throws {
@@ -502,4 +548,23 @@ import TestSupport
         pool.decodedSources.removeAll()
         #expect(pool.memoryBudget.reservedBytes == 0)
     }
+}
+
+/// A small deterministic generator (SplitMix64) for random admission sequences.
+private struct SequenceRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    /// A number in 0..<bound.
+    mutating func next(_ bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
+    }
+}
+
+/// The reservations admitted and not released yet, as the tasks that waited for them report them.
+private final class AdmittedBytes: Sendable {
+    let list = Mutex<[Int]>([])
 }
