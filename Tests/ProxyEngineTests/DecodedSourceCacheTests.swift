@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -180,6 +181,73 @@ import TestSupport
         #expect(cache.count == 0 && budget.reservedBytes == 0 && cache.heldBytes == 0)
     }
 
+    /// Random sequences of transforms through two threads' admission with kept decodes: jobs of every
+    /// size (larger than the budget too) arrive, end, end keeping their decode, or take a kept decode
+    /// while they run (given back after they end, as the pool does). Whenever the sequence settles, no job
+    /// waits while nothing runs: kept memory that no running job reads always goes back to a waiting one.
+    @Test func keptDecodesNeverLeaveAJobWaitingBesideAnIdleBudget() async throws {
+        let decodes = try [(40, 30), (60, 40), (80, 50)].map { try Self.decode(width: $0.0, height: $0.1) }
+        var random = SeededRandom(seed: 38)
+        var (waitingSteps, keptSteps, leasesTaken) = (0, 0, 0)
+        for _ in 0..<8 {
+            let budget = TransformMemoryBudget(capacity: 30_000, jobs: 2)
+            let cache = DecodedSourceCache(settings: Self.settings(capacity: 24_000), budget: budget)
+            let admitted = AdmittedJobs()
+            var leases: [Int: DecodedSourceCache.Lease] = [:]
+            var tasks: [Task<Void, any Error>] = []
+            var outstanding = 0
+            for step in 0..<60 {
+                let running = admitted.list.withLock { $0 }
+                let roll = random.next(100)
+                if running.isEmpty || roll < 35 {
+                    let size = random.next(100)
+                    let bytes = size < 60 ? 1000 + random.next(14_000) : size < 85 ? 15_000 + random.next(15_000) : 30_001 + random.next(15_000)
+                    let id = step
+                    tasks.append(Task {
+                        let reserved = try await budget.reserve(bytes, wait: .seconds(30))
+                        admitted.list.withLock { $0.append((id, reserved)) }
+                    })
+                    outstanding += 1
+                } else if roll < 75 {
+                    let (id, bytes) = admitted.list.withLock { $0.remove(at: random.next($0.count)) }
+                    if roll < 55 {
+                        budget.release(bytes)
+                    } else {
+                        cache.keep(decodes[random.next(decodes.count)], for: "source-\(random.next(4))", endingJobOf: bytes)
+                    }
+                    leases.removeValue(forKey: id)?.end()
+                    outstanding -= 1
+                } else if let job = running.first(where: { leases[$0.id] == nil }) {
+                    for key in 0..<4 {
+                        guard let lease = cache.lease("source-\(key)") else { continue }
+                        leases[job.id] = lease
+                        leasesTaken += 1
+                        break
+                    }
+                }
+                try await TransformMemoryBudgetTests.until {
+                    budget.runningJobs + budget.waitingJobs == outstanding && admitted.list.withLock { $0.count } == budget.runningJobs
+                }
+                #expect(budget.waitingJobs == 0 || budget.runningJobs > 0, "step \(step): \(budget.waitingJobs) waiting, nothing running")
+                if budget.waitingJobs > 0 && budget.runningJobs == 0 { break }
+                if budget.waitingJobs > 0 { waitingSteps += 1 }
+                if cache.heldBytes > 0 { keptSteps += 1 }
+            }
+            while outstanding > 0 {
+                try await TransformMemoryBudgetTests.until { !admitted.list.withLock { $0.isEmpty } }
+                let (id, bytes) = admitted.list.withLock { $0.removeFirst() }
+                budget.release(bytes)
+                leases.removeValue(forKey: id)?.end()
+                outstanding -= 1
+            }
+            for task in tasks { try await task.value }
+            cache.removeAll()
+            #expect(budget.reservedBytes == 0 && budget.runningJobs == 0 && cache.heldBytes == 0)
+        }
+        // The sequences went through what they are meant to: jobs waiting, decodes kept, decodes read.
+        #expect(waitingSteps >= 100 && keptSteps >= 50 && leasesTaken >= 10, "\(waitingSteps) \(keptSteps) \(leasesTaken)")
+    }
+
     @Test func theCacheIsBoundedByItsCapacityAndItsLifetime() async throws {
         let small = try Self.decode(width: 200, height: 100)  // 60,000 bytes
         let budget = TransformMemoryBudget(capacity: 10 << 20)
@@ -201,4 +269,9 @@ import TestSupport
         off.keep(small, for: "a")
         #expect(!off.isEnabled && off.count == 0 && budget.reservedBytes == 0)
     }
+}
+
+/// The jobs admitted and not ended yet (an id and the bytes reserved), as the tasks that waited report them.
+private final class AdmittedJobs: Sendable {
+    let list = Mutex<[(id: Int, bytes: Int)]>([])
 }

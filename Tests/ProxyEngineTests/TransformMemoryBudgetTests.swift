@@ -200,7 +200,8 @@ import TestSupport
     /// runs (with no kept memory, an idle budget admits any job: a job left waiting there would wait out
     /// its time limit, as the deadlock fixed above did).
     @Test func noSequenceLeavesAJobWaitingBesideAnIdleBudget() async throws {
-        var random = SequenceRandom(seed: 34)
+        var random = SeededRandom(seed: 34)
+        var (waitingSteps, largeArrivals) = (0, 0)
         for _ in 0..<12 {
             let budget = TransformMemoryBudget(capacity: 100, jobs: 2)
             let admitted = AdmittedBytes()
@@ -211,6 +212,7 @@ import TestSupport
                 if held.isEmpty || random.next(100) < 55 {
                     let roll = random.next(100)
                     let bytes = roll < 65 ? 5 + random.next(55) : roll < 88 ? 60 + random.next(41) : 101 + random.next(50)
+                    if bytes > 100 { largeArrivals += 1 }
                     tasks.append(Task {
                         let reserved = try await budget.reserve(bytes, wait: .seconds(30))
                         admitted.list.withLock { $0.append(reserved) }
@@ -228,6 +230,7 @@ import TestSupport
                 }
                 #expect(budget.waitingJobs == 0 || budget.runningJobs > 0, "step \(step): \(budget.waitingJobs) waiting, nothing running")
                 if budget.waitingJobs > 0 && budget.runningJobs == 0 { break }
+                if budget.waitingJobs > 1 { waitingSteps += 1 }
             }
             // Drain: release whatever runs until everything has run.
             while outstanding > 0 {
@@ -238,6 +241,8 @@ import TestSupport
             for task in tasks { try await task.value }
             #expect(budget.reservedBytes == 0 && budget.runningJobs == 0 && budget.waitingJobs == 0)
         }
+        // The sequences went through what they are meant to: queues of waiting jobs, large ones among them.
+        #expect(waitingSteps >= 100 && largeArrivals >= 30, "\(waitingSteps) \(largeArrivals)")
     }
 
 
@@ -547,20 +552,6 @@ import TestSupport
         #expect(hit.growth <= lender.peak - kept, "from the kept decode: RSS grew \(hit.growth), reserved \(lender.peak - kept)")
         pool.decodedSources.removeAll()
         #expect(pool.memoryBudget.reservedBytes == 0)
-    }
-}
-
-/// A small deterministic generator (SplitMix64) for random admission sequences.
-private struct SequenceRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    /// A number in 0..<bound.
-    mutating func next(_ bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(bound))
     }
 }
 

@@ -1,0 +1,21 @@
+/// A small deterministic random generator (SplitMix64) for randomized tests whose sequences must be the
+/// same on every run.
+public struct SeededRandom {
+    private var state: UInt64
+
+    /// A generator starting from `seed`.
+    public init(seed: UInt64) { state = seed }
+
+    /// The next number in 0..<bound (`bound` > 0).
+    public mutating func next(_ bound: Int) -> Int {
+        Int(nextWord() % UInt64(bound))
+    }
+
+    private mutating func nextWord() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
