@@ -1,4 +1,3 @@
-import CVips
 import CVipsShim
 import Foundation
 import Testing
