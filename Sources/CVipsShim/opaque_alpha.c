@@ -13,30 +13,24 @@
  * orientation, resolution), holding the decode until it closes; the pages the alpha took at the end of a
  * mapping of its own go back to the kernel. A decode with a real alpha is not touched. */
 
-/* Whether every alpha sample of an 8-bit image in memory of `count` pixels is 255: the pixels ANDed
- * together as words (a loop the compiler vectorises), the alpha being each word's last byte in memory. */
+/* Whether every alpha sample of an 8-bit image in memory of `count` pixels of `bands` (4 or 2) is 255:
+ * the pixels ANDed together as 4-byte words (a loop the compiler vectorises), whose alpha bytes are the
+ * last of each word (RGBA) or the second and last (two grey-alpha pixels a word). */
 __attribute__((target_clones("avx2", "default")))
 static int ipx_alpha_all_opaque(const unsigned char *pixels, size_t count, int bands) {
-    if (bands == 4) {
-        uint32_t all = 0xFFFFFFFFu;
-        for (size_t i = 0; i < count; i++) {
-            uint32_t pixel;
-            memcpy(&pixel, pixels + 4 * i, 4);
-            all &= pixel;
-        }
-        unsigned char bytes[4];
-        memcpy(bytes, &all, 4);
-        return bytes[3] == 0xFF;
+    size_t length = count * (size_t)bands, words = length / 4;
+    uint32_t all = 0xFFFFFFFFu;
+    for (size_t i = 0; i < words; i++) {
+        uint32_t word;
+        memcpy(&word, pixels + 4 * i, 4);
+        all &= word;
     }
-    uint16_t all = 0xFFFF;
-    for (size_t i = 0; i < count; i++) {
-        uint16_t pixel;
-        memcpy(&pixel, pixels + 2 * i, 2);
-        all &= pixel;
-    }
-    unsigned char bytes[2];
-    memcpy(bytes, &all, 2);
-    return bytes[1] == 0xFF;
+    unsigned char bytes[4];
+    memcpy(bytes, &all, 4);
+    int opaque = bytes[3] == 0xFF && (bands == 4 || bytes[1] == 0xFF);
+    /* A grey-alpha image of an odd number of pixels: its last pixel is in no word. */
+    if (length % 4 != 0) opaque = opaque && pixels[length - 1] == 0xFF;
+    return opaque;
 }
 
 int ipx_vips_drop_opaque_alpha(VipsImage *in, VipsImage **out) {

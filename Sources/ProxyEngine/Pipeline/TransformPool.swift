@@ -93,7 +93,15 @@ public final class TransformPool: Sendable {
             } else {
                 bytes = try await memoryBudget.reserve(plan.reservation, wait: wait)
                 if lease == nil, let kept = sourceIdentity.flatMap({ decodedSources.lease($0) }) {
-                    let fromKept = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: kept.source)
+                    let fromKept: TransformPlan
+                    do {
+                        fromKept = try transformer.plan(source, request: request, choice: choice, overlay: overlay, decoded: kept.source)
+                    } catch {
+                        // Nothing runs: the decode, the reservation and the thread go back before the error does.
+                        kept.end()
+                        memoryBudget.release(bytes)
+                        throw error
+                    }
                     if fromKept.usesDecodedSource, memoryBudget.capacity == 0 || fromKept.reservation <= bytes {
                         plan = fromKept
                         kept.markUsed()
