@@ -65,8 +65,16 @@ static void ipx_scaled_progress(j_common_ptr info) {
 
 static void ipx_scaled_silent(j_common_ptr info) { (void)info; }
 
-int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
-                           long long deadline_ns, VipsImage **out) {
+/* What the decoded rows go through: nothing (reduce == 0: into a memory image of the decode's size), or a
+ * reduce to the output as they arrive (the decode's planned size, and the shrinks). */
+struct ipx_scaled_reduce {
+    int reduce;
+    int width, height;
+    double hshrink, vshrink;
+};
+
+static int ipx_jpeg_decode(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
+                           long long deadline_ns, struct ipx_scaled_reduce reduce, VipsImage **out) {
     if (shrink != 1 && shrink != 2 && shrink != 4 && shrink != 8) return 1;
     if (length == 0 || length > (size_t)0x7fffffff) return 1;
     struct jpeg_decompress_struct info;
@@ -74,7 +82,9 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
     struct ipx_scaled_progress progress;
     /* Read after a longjmp out of libjpeg, so kept in memory. */
     VipsImage *volatile image = NULL;
+    ipx_reduce_stream *volatile stream = NULL;
     JOCTET *volatile icc = NULL;
+    volatile unsigned int icc_length = 0;
     volatile int status = 1;
     info.err = jpeg_std_error(&error.manager);
     error.manager.error_exit = ipx_scaled_error_exit;
@@ -84,6 +94,7 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
     if (setjmp(error.jump)) {
         jpeg_destroy_decompress(&info);
         if (image) g_object_unref(image);
+        ipx_reduce_stream_free(stream);
         free(icc);
         return error.stopped ? error.stopped : status;
     }
@@ -105,17 +116,26 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
     jpeg_calc_output_dimensions(&info);
     int width = (int)info.output_width, height = (int)info.output_height, bands = grey ? 1 : 3;
     if (width < 1 || height < 1 || (int)info.output_components != bands) longjmp(error.jump, 1);
+    if (reduce.reduce && (width != reduce.width || height != reduce.height)) longjmp(error.jump, 1);
+    VipsInterpretation interpretation = grey ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB;
     status = -1;
-    /* Into this thread's reused buffer when it fits (thread_buffer.c): libjpeg writes every row below
-       before the image is handed out, and a decode stopped part-way unrefs the image unread. */
-    image = ipx_thread_buffer_image(width, height, bands, grey ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB);
-    if (!image) longjmp(error.jump, 1);
-    /* The profile is read from the saved APP2 markers while libjpeg still holds them. */
+    if (reduce.reduce) {
+        /* Only the rows the reduce's taps span are held (reduce_across.c). */
+        stream = ipx_reduce_stream_new(width, height, bands, reduce.hshrink, reduce.vshrink, interpretation);
+        if (!stream) longjmp(error.jump, 1);
+    } else {
+        /* Into this thread's reused buffer when it fits (thread_buffer.c): libjpeg writes every row below
+           before the image is handed out, and a decode stopped part-way unrefs the image unread. */
+        image = ipx_thread_buffer_image(width, height, bands, interpretation);
+        if (!image) longjmp(error.jump, 1);
+    }
+    /* The profile is read from the saved APP2 markers while libjpeg still holds them, and attached to the
+       image handed out. */
     JOCTET *profile = NULL;
     unsigned int profile_length = 0;
     if (jpeg_read_icc_profile(&info, &profile, &profile_length) && profile) {
         icc = profile;
-        vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, profile, profile_length);
+        icc_length = profile_length;
     }
     status = 1;
     jpeg_start_decompress(&info);
@@ -124,14 +144,35 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
             error.stopped = 2;
             longjmp(error.jump, 1);
         }
-        JSAMPROW row = (JSAMPROW)VIPS_IMAGE_ADDR(image, 0, info.output_scanline);
-        jpeg_read_scanlines(&info, &row, 1);
+        JSAMPROW row = stream ? ipx_reduce_stream_next_row(stream) : (JSAMPROW)VIPS_IMAGE_ADDR(image, 0, info.output_scanline);
+        if (jpeg_read_scanlines(&info, &row, 1) != 1) longjmp(error.jump, 1);
+        if (stream) ipx_reduce_stream_row_written(stream);
     }
     /* The rest of the file up to EOI is read too, so a file damaged after its last row is libvips' case. */
     jpeg_finish_decompress(&info);
+    if (stream) {
+        ipx_reduce_stream *finished = stream;
+        stream = NULL;
+        status = -1;
+        image = ipx_reduce_stream_finish(finished);
+        if (!image) longjmp(error.jump, 1);
+    }
+    if (icc) vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, icc, icc_length);
     if (orientation > 1) vips_image_set_int(image, VIPS_META_ORIENTATION, orientation);
     jpeg_destroy_decompress(&info);
     free(icc);
     *out = image;
     return 0;
+}
+
+int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
+                           long long deadline_ns, VipsImage **out) {
+    return ipx_jpeg_decode(buffer, length, shrink, orientation, max_pixels, deadline_ns, (struct ipx_scaled_reduce){0}, out);
+}
+
+int ipx_jpeg_decode_reduced(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
+                            long long deadline_ns, int width, int height, double hshrink, double vshrink, VipsImage **out) {
+    if (!(hshrink > 1.0) || !(vshrink > 1.0)) return 1;
+    struct ipx_scaled_reduce reduce = {1, width, height, hshrink, vshrink};
+    return ipx_jpeg_decode(buffer, length, shrink, orientation, max_pixels, deadline_ns, reduce, out);
 }

@@ -31,6 +31,28 @@ import TestSupport
         #expect(bytesPerOutputPixel(ResizeBox(width: 600, height: 500, fit: .cover)) == 12, "a crop: thumbnail's")
     }
 
+    /// Issue #34: a JPEG that libjpeg decodes and the reduce takes to a forced size as the rows arrive
+    /// reserves the rows the reduce's taps span, not the decode: a 5120x2880 photograph at 3840 px (a
+    /// whole decode of 44 MB) reserves under 1 MiB beyond the reduce's output, the encoder's buffer and
+    /// the slack; a turned one too (`thumbnail` turns the reduced image, twice the output). A JPEG kept at
+    /// its size still reserves its decode.
+    @Test func aJPEGReducedWhileDecodingReservesRowsNotTheDecode() throws {
+        let header = SourceHeader(width: 5120, height: 2880, frames: 1, orientation: 1, colourManaged: false)
+        let decode = 3 * 5121 * 2881
+        let box = ResizeBox(width: 3840, height: nil, fit: .contain)
+        let output = box.estimatedOutputPixels(for: header)
+        let reduced = box.estimatedBytesDecodingJPEGInMemory(for: header, encoderCoefficientBytes: 3)
+        #expect(reduced >= 5 * output + (16 << 20) && reduced - (5 * output + (16 << 20)) < 1 << 20, "\(reduced)")
+        var turned = header
+        turned.orientation = 6
+        let upright = ResizeBox(width: 1440, height: nil, fit: .contain)
+        let turnedOutput = upright.estimatedOutputPixels(for: turned)
+        let turnedBytes = upright.estimatedBytesDecodingJPEGInMemory(for: turned, encoderCoefficientBytes: 3)
+        #expect(turnedBytes >= 8 * turnedOutput + (16 << 20) && turnedBytes - (8 * turnedOutput + (16 << 20)) < 1 << 20, "\(turnedBytes)")
+        let kept = ResizeBox(width: 5120, height: nil, fit: .contain)
+        #expect(kept.estimatedBytesDecodingJPEGInMemory(for: header, encoderCoefficientBytes: 3) > decode)
+    }
+
     @Test func theEstimateCountsLibjpegsCoefficientBufferForProgressiveFiles() throws {
         let picture = try TestImages.gradient(width: 800, height: 600)
         let baseline = try SourceHeader(reading: TestImages.jpeg(picture, progressive: false, subsample: true, keepMetadata: true))

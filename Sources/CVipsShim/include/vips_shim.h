@@ -151,6 +151,13 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
 int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
                            long long deadline_ns, VipsImage **out);
 
+/// ipx_jpeg_decode_scaled reduced by Lanczos3 `hshrink` across and `vshrink` down (both > 1) as its rows
+/// arrive (ipx_reduce_stream_new), never holding the whole decode: the bytes ipx_reduce_lanczos3_in_memory
+/// makes of ipx_jpeg_decode_scaled's image, with the same profile and orientation. The same returns; 1 also
+/// when the decode's size is not `width` x `height` (the size the caller planned the reduce for).
+int ipx_jpeg_decode_reduced(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
+                            long long deadline_ns, int width, int height, double hshrink, double vshrink, VipsImage **out);
+
 /// Decodes a still WebP with libwebp at `scale` (0 < scale <= 1; the size rounded as libvips' webpload
 /// rounds it, so the pixels are the ones `webpload` with that scale gives) into one memory image on the
 /// calling thread (webp_scaled.c): RGB, or RGBA when the file says it has alpha, with its ICC profile, EXIF
@@ -179,6 +186,25 @@ int ipx_reduce_across_lanczos3(VipsImage *in, VipsImage **out, double shrink);
 /// (reduce_across.c). Returns 0, 1 when the image is not one it takes (the caller reduces otherwise), -1
 /// when memory runs out.
 int ipx_reduce_lanczos3_in_memory(VipsImage *in, VipsImage **out, double hshrink, double vshrink);
+
+/// A reduce down and across like ipx_reduce_lanczos3_in_memory, fed one input row at a time (a decoder's
+/// scanlines) and holding only the rows one output row's taps span (reduce_across.c): the same bytes as
+/// reducing the whole input in memory.
+typedef struct ipx_reduce_stream ipx_reduce_stream;
+
+/// A stream reducing `in_width` x `in_height` x `bands` (1-4) uchar rows by `hshrink` across and `vshrink`
+/// down (both > 1) into a new memory image of `interpretation`. NULL when memory is short or the arguments
+/// are not ones ipx_reduce_lanczos3_in_memory takes.
+ipx_reduce_stream *ipx_reduce_stream_new(int in_width, int in_height, int bands, double hshrink, double vshrink,
+                                         VipsInterpretation interpretation);
+/// Where the next input row is to be written (in_width x bands bytes); NULL once every row was written.
+unsigned char *ipx_reduce_stream_next_row(ipx_reduce_stream *stream);
+/// The row from ipx_reduce_stream_next_row is written: makes every output row whose input rows are all in.
+void ipx_reduce_stream_row_written(ipx_reduce_stream *stream);
+/// The reduced image (the caller's reference) once every input row was written, else NULL; frees the stream.
+VipsImage *ipx_reduce_stream_finish(ipx_reduce_stream *stream);
+/// Frees a stream without its image (a decode stopped part-way).
+void ipx_reduce_stream_free(ipx_reduce_stream *stream);
 
 /// libvips' reduceh with Lanczos3 and no reducing gap (the reference ipx_reduce_across_lanczos3 is tested
 /// against), into memory.

@@ -276,10 +276,14 @@ public struct ImageTransformer: Sendable {
             }
         }
         if plan.triesScaledFirst {
-            let shrink = plan.box.coverBoxFitted(to: plan.header).jpegShrink(for: plan.header)
-            if let image = try ScaleOnLoadStep.decodeScaled(source, shrink: shrink, header: plan.header, deadline: deadline) {
+            let fitted = plan.box.coverBoxFitted(to: plan.header)
+            let shrink = fitted.jpegShrink(for: plan.header)
+            switch try ScaleOnLoadStep(box: fitted).decodeJPEG(source, shrink: shrink, header: plan.header, deadline: deadline) {
+            case .decoded(let image):
                 eighth = .decoded(image)
-            } else {
+            case .reduced(let image):
+                eighth = .reduced(image)
+            default:
                 if reserved < plan.fullReservation, !grow(plan.fullReservation) { return .needsFullReservation }
                 eighth = .scaledDeclined
             }

@@ -73,15 +73,28 @@ extension ResizeBox {
     /// an output pixel (``jpegEncoderCoefficientBytesPerPixel(quality:)``; 0 for another format, whose
     /// encoder ``EncoderWorkingSet`` covers). Measured the same way (session 36): a 3840x2160 JPEG kept at
     /// its size grew the process by 49 MiB at quality 80 (87 MiB reserved) and 73 MiB at 95.
+    ///
+    /// Where the decode is reduced as its rows arrive (``ScaleOnLoadStep/reduceWhileDecoding(_:shrink:)``,
+    /// the common case) the decode is never held whole: counted instead are the rows the reduce's taps span
+    /// (3 bytes a pixel, 6 x the shrink down plus one rows) and its row of sums and widened row (28 bytes a
+    /// decoded column).
     func estimatedBytesDecodingJPEGInMemory(for header: SourceHeader, encoderCoefficientBytes: Int) -> Int {
-        let shrink = coverBoxFitted(to: header).jpegShrink(for: header)
+        let fitted = coverBoxFitted(to: header)
+        let shrink = fitted.jpegShrink(for: header)
         let decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
         let output = estimatedOutputPixels(for: header)
         if wholeDecodeIsTheVariant(for: header) {
             return 3 * decoded + header.jpegCoefficientBytes + (encoderCoefficientBytes + 2) * output + (16 << 20)
         }
+        let decodeBytes: Int
+        if let reduce = ScaleOnLoadStep(box: fitted).reduceWhileDecoding(header, shrink: shrink) {
+            let columns = header.width / shrink + 1
+            decodeBytes = 3 * columns * (Int((6 * reduce.down).rounded(.up)) + 1) + 28 * columns
+        } else {
+            decodeBytes = 3 * decoded
+        }
         let outputCopies = header.colourManaged || header.orientation > 1 ? 2 : 1
-        return 3 * decoded + header.jpegCoefficientBytes + 3 * outputCopies * output + 2 * output + (16 << 20)
+        return decodeBytes + header.jpegCoefficientBytes + 3 * outputCopies * output + 2 * output + (16 << 20)
     }
 
     /// The bytes an output pixel of libjpeg's coefficient buffer for an encode at `quality`: 2 a sample,

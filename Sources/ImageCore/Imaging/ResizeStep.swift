@@ -28,17 +28,20 @@ struct ResizeStep {
         }
         // A decode in memory without alpha is reduced to a forced size by Lanczos3 alone on this thread,
         // as a whole decode is (``reducedToForcedSize(_:header:arguments:premultiply:)``).
+        // libjpeg's decode reduced so as its rows arrived is that reduce's image.
         var reducedAhead: VipsImage?
-        if case .decoded(let image) = loaded, !image.hasAlpha {
+        if case .reduced(let image) = loaded {
+            reducedAhead = image
+        } else if case .decoded(let image) = loaded, !image.hasAlpha {
             reducedAhead = try reducedToForcedSize(image, header: header, arguments: arguments, premultiply: 0)
-            if let reducedAhead, let finished = try Self.finishedWithoutThumbnail(reducedAhead, header: header, deadline: deadline) {
-                return try coverCropped(finished)
-            }
+        }
+        if let reducedAhead, let finished = try Self.finishedWithoutThumbnail(reducedAhead, header: header, deadline: deadline) {
+            return try coverCropped(finished)
         }
         var output: UnsafeMutablePointer<_VipsImage>?
         let status = bytes.withUnsafeBytes { raw in
             switch loaded {
-            case .decoded(let image):
+            case .decoded(let image), .reduced(let image):
                 return ipx_vips_thumbnail_image(
                     (reducedAhead ?? image).pointer, &output, Int32(arguments.width), Int32(arguments.height), arguments.size,
                     arguments.crop, toSRGB)

@@ -15,6 +15,9 @@ struct ScaleOnLoadStep {
     enum Loaded {
         /// The source, decoded and scaled, in memory.
         case decoded(VipsImage)
+        /// The source decoded by libjpeg and reduced to the forced output size as its rows arrived
+        /// (``reduceWhileDecoding(_:shrink:)``): what ``ResizeStep`` would have reduced the decode to.
+        case reduced(VipsImage)
         /// Left to libvips' loader, with this JPEG shrink (1: none, or not a JPEG).
         case toLoader(shrink: Int)
         /// A still WebP left to libwebp, decoded at this scale (0 < scale < 1).
@@ -33,6 +36,8 @@ struct ScaleOnLoadStep {
         case scaledDeclined
         /// The 1/8 image, or libjpeg's scaled decode.
         case decoded(VipsImage)
+        /// libjpeg's scaled decode, reduced to the output as it was decoded (``Loaded/reduced(_:)``).
+        case reduced(VipsImage)
     }
 
     /// The source decoded as far as this step does it.
@@ -53,6 +58,8 @@ struct ScaleOnLoadStep {
         switch eighth {
         case .decoded(let image):
             return .decoded(image)
+        case .reduced(let image):
+            return .reduced(image)
         case .scaledDeclined:
             return .toLoader(shrink: shrink)
         case .untried where box.reduction(for: header) >= 8:
@@ -65,10 +72,32 @@ struct ScaleOnLoadStep {
         }
         guard decodesJPEGInMemory(header) else { return .toLoader(shrink: 1) }
         // Baseline (and other) JPEGs: libjpeg's scaled decode straight into memory on this thread.
-        if let image = try Self.decodeScaled(bytes, shrink: shrink, header: header, deadline: deadline) {
-            return .decoded(image)
+        return try decodeJPEG(bytes, shrink: shrink, header: header, deadline: deadline) ?? .toLoader(shrink: shrink)
+    }
+
+    /// libjpeg's decode at 1/`shrink` on this thread (``decodeScaled(_:shrink:header:deadline:reducing:)``),
+    /// reduced to the output as its rows arrive where the pool thread's reduce would take it
+    /// (``reduceWhileDecoding(_:shrink:)``); nil when libvips' loader should take the file.
+    /// - Throws: ``ImagingError/undecodable`` past the deadline; ``ImagingError/tooManyScans(limit:)``.
+    func decodeJPEG(_ bytes: [UInt8], shrink: Int, header: SourceHeader, deadline: TransformDeadline?) throws(ImagingError) -> Loaded? {
+        let reduce = reduceWhileDecoding(header, shrink: shrink)
+        guard let image = try Self.decodeScaled(bytes, shrink: shrink, header: header, deadline: deadline, reducing: reduce) else {
+            return nil
         }
-        return .toLoader(shrink: shrink)
+        return reduce == nil ? .decoded(image) : .reduced(image)
+    }
+
+    /// The shrinks across and down by which Lanczos3 alone takes libjpeg's decode at 1/`shrink` to the
+    /// forced output size (``ResizeStep/lanczosShrink(width:height:header:arguments:)`` of the decode's
+    /// size, which libjpeg rounds up), or nil when the decode is not reduced that way. Such a decode is
+    /// reduced as its rows arrive and never held whole (`ipx_jpeg_decode_reduced`): the same bytes, with
+    /// a few rows in memory instead of the decode (``ResizeBox/estimatedBytesDecodingJPEGInMemory(for:encoderCoefficientBytes:)``).
+    func reduceWhileDecoding(_ header: SourceHeader, shrink: Int) -> (across: Double, down: Double)? {
+        let width = (header.width + shrink - 1) / shrink
+        let height = (header.height + shrink - 1) / shrink
+        return ResizeStep(box: box).lanczosShrink(
+            width: width, height: height, header: header, arguments: box.thumbnailArguments(for: header)
+        ).map { (across: $0.0, down: $0.1) }
     }
 
     /// Whether a JPEG the DC decoder does not take is decoded by libjpeg into memory here: when it shrinks
@@ -138,17 +167,27 @@ struct ScaleOnLoadStep {
     /// A JPEG decoded by libjpeg at 1/`shrink` into memory on this thread (`jpeg_scaled.c`), or nil when
     /// libvips' loader should take it (a colour space or precision it does not convert, a frame larger
     /// than `header` says, any warning or error: libvips then decides how the file is answered, for every
-    /// variant alike). The image carries the source's ICC profile and `header`'s orientation.
+    /// variant alike). The image carries the source's ICC profile and `header`'s orientation. With
+    /// `reducing`, the decode is reduced by Lanczos3 by those shrinks as its rows arrive
+    /// (``reduceWhileDecoding(_:shrink:)``): the image is the reduce's.
     /// - Throws: ``ImagingError/undecodable`` when the deadline passed (the deadline is expired first);
     ///   ``ImagingError/tooManyScans(limit:)`` when libjpeg reached more scans than the limit.
     static func decodeScaled(
-        _ bytes: [UInt8], shrink: Int, header: SourceHeader, deadline: TransformDeadline?
+        _ bytes: [UInt8], shrink: Int, header: SourceHeader, deadline: TransformDeadline?,
+        reducing: (across: Double, down: Double)? = nil
     ) throws(ImagingError) -> VipsImage? {
         var image: UnsafeMutablePointer<_VipsImage>?
+        let orientation = Int32(header.orientation), pixels = Int64(header.width * header.height)
+        let deadlineNanoseconds = deadline?.monotonicNanoseconds ?? 0
         let status = bytes.withUnsafeBytes { raw in
-            ipx_jpeg_decode_scaled(
-                raw.baseAddress, raw.count, Int32(shrink), Int32(header.orientation), Int64(header.width * header.height),
-                deadline?.monotonicNanoseconds ?? 0, &image)
+            guard let reducing else {
+                return ipx_jpeg_decode_scaled(
+                    raw.baseAddress, raw.count, Int32(shrink), orientation, pixels, deadlineNanoseconds, &image)
+            }
+            return ipx_jpeg_decode_reduced(
+                raw.baseAddress, raw.count, Int32(shrink), orientation, pixels, deadlineNanoseconds,
+                Int32((header.width + shrink - 1) / shrink), Int32((header.height + shrink - 1) / shrink),
+                reducing.across, reducing.down, &image)
         }
         switch status {
         case 0: return image.map { VipsImage(taking: $0) }
