@@ -53,6 +53,19 @@ import TestSupport
         #expect(kept.estimatedBytesDecodingJPEGInMemory(for: header, encoderCoefficientBytes: 3) > decode)
     }
 
+    /// A camera's 24 MP JPEG (72 MB decoded, over the 64 MiB held whole) at a srcset width is reduced as
+    /// libjpeg's rows arrive rather than left to libvips' loader; at its own width (the decode would be
+    /// held as the variant) it is still the loader's.
+    @Test func aLargeJPEGReducedWhileDecodingIsNotLeftToTheLoader() throws {
+        let header = SourceHeader(width: 6000, height: 4000, frames: 1, orientation: 1, colourManaged: false)
+        let srcset = ResizeBox(width: 3840, height: nil, fit: .contain)
+        #expect(srcset.jpegShrink(for: header) == 1)
+        #expect(srcset.mayDecodeJPEGInMemory(for: header, format: .jpeg))
+        #expect(srcset.estimatedBytesDecodingJPEGInMemory(for: header, encoderCoefficientBytes: 3) < 3 * 6000 * 4000)
+        let own = ResizeBox(width: 6000, height: nil, fit: .contain)
+        #expect(!own.mayDecodeJPEGInMemory(for: header, format: .jpeg))
+    }
+
     @Test func theEstimateCountsLibjpegsCoefficientBufferForProgressiveFiles() throws {
         let picture = try TestImages.gradient(width: 800, height: 600)
         let baseline = try SourceHeader(reading: TestImages.jpeg(picture, progressive: false, subsample: true, keepMetadata: true))

@@ -100,18 +100,20 @@ struct ScaleOnLoadStep {
         ).map { (across: $0.0, down: $0.1) }
     }
 
-    /// Whether a JPEG the DC decoder does not take is decoded by libjpeg into memory here: when it shrinks
-    /// on load, or, unshrunk and not large, when it is reduced to a forced size afterwards (by the reduce
-    /// across that is faster than libvips', ``ResizeStep``) or is the variant as it is
-    /// (``ResizeBox/wholeDecodeIsTheVariant(for:)``); otherwise libvips' loader streams it through
+    /// Whether a JPEG the DC decoder does not take is decoded by libjpeg here: when it shrinks on load;
+    /// unshrunk, when the reduce to a forced size takes its rows as they arrive
+    /// (``reduceWhileDecoding(_:shrink:)``: the decode is never held, whatever its size); and, unshrunk
+    /// and not large, when it is reduced to a forced size otherwise or is the variant as it is
+    /// (``ResizeBox/wholeDecodeIsTheVariant(for:)``). Otherwise libvips' loader streams it through
     /// `thumbnail`.
     func decodesJPEGInMemory(_ header: SourceHeader) -> Bool {
-        box.jpegShrink(for: header) > 1
-            || ((box.thumbnailArguments(for: header).size == ResizeBox.Size.force.rawValue || box.wholeDecodeIsTheVariant(for: header))
-                && header.width * header.height * 3 <= Self.largestUnshrunkDecodeBytes)
+        let shrink = box.jpegShrink(for: header)
+        if shrink > 1 || reduceWhileDecoding(header, shrink: shrink) != nil { return true }
+        return (box.thumbnailArguments(for: header).size == ResizeBox.Size.force.rawValue || box.wholeDecodeIsTheVariant(for: header))
+            && header.width * header.height * 3 <= Self.largestUnshrunkDecodeBytes
     }
 
-    /// The largest JPEG decoded here without a shrink (its RGB pixels): 64 MiB, a 22 MP photograph.
+    /// The largest JPEG decoded here whole without a shrink (its RGB pixels): 64 MiB, a 22 MP photograph.
     static let largestUnshrunkDecodeBytes = 64 << 20
 
     /// The DC-only 1/8 image of a JPEG (``JPEGEighthDecoder``), upright and with its profile, or nil when
