@@ -92,9 +92,16 @@ struct ScaleOnLoadStep {
     /// size, which libjpeg rounds up), or nil when the decode is not reduced that way. Such a decode is
     /// reduced as its rows arrive and never held whole (`ipx_jpeg_decode_reduced`): the same bytes, with
     /// a few rows in memory instead of the decode (``ResizeBox/estimatedBytesDecodingJPEGInMemory(for:encoderCoefficientBytes:)``).
+    ///
+    /// Only a decode larger than the transform thread's reused buffer (`IPX_THREAD_BUFFER_MAX_BYTES`, 8
+    /// MiB) is reduced this way, since it would otherwise be freshly mapped and faulted in; a smaller one
+    /// (a thumbnail's 1/8 or 1/4 decode) is decoded into that buffer, whose pages are already in, and
+    /// reduced afterwards as before: streaming it gained nothing measurable (`floor`, `bench/RESULTS.md`
+    /// session 39), and it keeps the thumbnail path that earlier sessions measured.
     func reduceWhileDecoding(_ header: SourceHeader, shrink: Int) -> (across: Double, down: Double)? {
         let width = (header.width + shrink - 1) / shrink
         let height = (header.height + shrink - 1) / shrink
+        guard 3 * width * height > Int(IPX_THREAD_BUFFER_MAX_BYTES) else { return nil }
         return ResizeStep(box: box).lanczosShrink(
             width: width, height: height, header: header, arguments: box.thumbnailArguments(for: header)
         ).map { (across: $0.0, down: $0.1) }
