@@ -66,11 +66,13 @@ static void ipx_scaled_progress(j_common_ptr info) {
 static void ipx_scaled_silent(j_common_ptr info) { (void)info; }
 
 /* What the decoded rows go through: nothing (reduce == 0: into a memory image of the decode's size), or a
- * reduce to the output as they arrive (the decode's planned size, and the shrinks). */
+ * reduce to the output as they arrive (the decode's planned size, and the shrinks); with `writer`, the
+ * reduce's rows are encoded as they are made instead of kept in an image. */
 struct ipx_scaled_reduce {
     int reduce;
     int width, height;
     double hshrink, vshrink;
+    ipx_jpeg_writer *writer;
 };
 
 static int ipx_jpeg_decode(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
@@ -117,11 +119,13 @@ static int ipx_jpeg_decode(const void *buffer, size_t length, int shrink, int or
     int width = (int)info.output_width, height = (int)info.output_height, bands = grey ? 1 : 3;
     if (width < 1 || height < 1 || (int)info.output_components != bands) longjmp(error.jump, 1);
     if (reduce.reduce && (width != reduce.width || height != reduce.height)) longjmp(error.jump, 1);
+    if (reduce.writer && bands != 3) longjmp(error.jump, 1);
     VipsInterpretation interpretation = grey ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB;
     status = -1;
     if (reduce.reduce) {
         /* Only the rows the reduce's taps span are held (reduce_across.c). */
-        stream = ipx_reduce_stream_new(width, height, bands, reduce.hshrink, reduce.vshrink, interpretation);
+        stream = reduce.writer ? ipx_reduce_stream_new_encoding(width, height, bands, reduce.hshrink, reduce.vshrink, reduce.writer)
+                               : ipx_reduce_stream_new(width, height, bands, reduce.hshrink, reduce.vshrink, interpretation);
         if (!stream) longjmp(error.jump, 1);
     } else {
         /* Into this thread's reused buffer when it fits (thread_buffer.c): libjpeg writes every row below
@@ -133,7 +137,7 @@ static int ipx_jpeg_decode(const void *buffer, size_t length, int shrink, int or
        image handed out. */
     JOCTET *profile = NULL;
     unsigned int profile_length = 0;
-    if (jpeg_read_icc_profile(&info, &profile, &profile_length) && profile) {
+    if (!reduce.writer && jpeg_read_icc_profile(&info, &profile, &profile_length) && profile) {
         icc = profile;
         icc_length = profile_length;
     }
@@ -147,9 +151,22 @@ static int ipx_jpeg_decode(const void *buffer, size_t length, int shrink, int or
         JSAMPROW row = stream ? ipx_reduce_stream_next_row(stream) : (JSAMPROW)VIPS_IMAGE_ADDR(image, 0, info.output_scanline);
         if (jpeg_read_scanlines(&info, &row, 1) != 1) longjmp(error.jump, 1);
         if (stream) ipx_reduce_stream_row_written(stream);
+        if (stream && ipx_reduce_stream_failed(stream)) {
+            status = -1;
+            longjmp(error.jump, 1);
+        }
     }
     /* The rest of the file up to EOI is read too, so a file damaged after its last row is libvips' case. */
     jpeg_finish_decompress(&info);
+    if (stream && reduce.writer) {
+        ipx_reduce_stream *finished = stream;
+        stream = NULL;
+        status = -1;
+        if (ipx_reduce_stream_finish_encoding(finished)) longjmp(error.jump, 1);
+        jpeg_destroy_decompress(&info);
+        free(icc);
+        return 0;
+    }
     if (stream) {
         ipx_reduce_stream *finished = stream;
         stream = NULL;
@@ -175,4 +192,25 @@ int ipx_jpeg_decode_reduced(const void *buffer, size_t length, int shrink, int o
     if (!(hshrink > 1.0) || !(vshrink > 1.0)) return 1;
     struct ipx_scaled_reduce reduce = {1, width, height, hshrink, vshrink};
     return ipx_jpeg_decode(buffer, length, shrink, orientation, max_pixels, deadline_ns, reduce, out);
+}
+
+int ipx_jpeg_decode_reduced_encoded(const void *buffer, size_t length, int shrink, long long max_pixels, long long deadline_ns,
+                                    int width, int height, double hshrink, double vshrink, int quality, int interlace,
+                                    void **out, size_t *out_length, int *out_width, int *out_height) {
+    *out = NULL;
+    *out_length = 0;
+    if (!(hshrink > 1.0) || !(vshrink > 1.0) || hshrink > 1000.0 || vshrink > 1000.0 || width < 1 || height < 1) return 1;
+    int reduced_width = ipx_reduced_side(width, hshrink), reduced_height = ipx_reduced_side(height, vshrink);
+    ipx_jpeg_writer *writer = ipx_jpeg_writer_new(reduced_width, reduced_height, 3, quality, interlace);
+    if (!writer) return -1;
+    struct ipx_scaled_reduce reduce = {1, width, height, hshrink, vshrink, writer};
+    VipsImage *unused = NULL;
+    int status = ipx_jpeg_decode(buffer, length, shrink, 1, max_pixels, deadline_ns, reduce, &unused);
+    if (status == 0 && ipx_jpeg_writer_finish(writer, out, out_length)) status = -1;
+    ipx_jpeg_writer_free(writer);
+    if (status == 0) {
+        *out_width = reduced_width;
+        *out_height = reduced_height;
+    }
+    return status;
 }

@@ -1,4 +1,5 @@
 #include "vips_shim.h"
+#include "monotonic_clock.h"
 #include <math.h>
 #include <stdlib.h>
 
@@ -47,9 +48,13 @@ static void ipx_across_plan_free(struct ipx_across_plan *plan) {
     free(plan->weights);
 }
 
+int ipx_reduced_side(int in_side, double shrink) {
+    int side = (int)((double)in_side / shrink + 0.5);
+    return side < 1 ? 1 : side;
+}
+
 static int ipx_across_plan_make(struct ipx_across_plan *plan, int in_width, double shrink) {
-    int width = (int)((double)in_width / shrink + 0.5);
-    if (width < 1) width = 1;
+    int width = ipx_reduced_side(in_width, shrink);
     double extra = (double)width * shrink - (double)in_width;
     double support = 3.0 * shrink;
     int taps = (int)ceil(2.0 * support);
@@ -308,6 +313,44 @@ int ipx_reduce_lanczos3_in_memory(VipsImage *in, VipsImage **out, double hshrink
     return 0;
 }
 
+/* The reduce of ipx_reduce_lanczos3_in_memory encoded as a JPEG row by row (jpeg_encode.c's writer): each
+ * output row goes to libjpeg as soon as it is made, into one row of memory, and the reduced image is never
+ * held (3 bytes an output pixel less, none of it freshly mapped and faulted in). The same rows as the
+ * reduce's image, so the same bytes as encoding that image. */
+int ipx_jpeg_encode_reduced(VipsImage *in, double hshrink, double vshrink, int quality, int interlace, long long deadline_ns,
+                            void **out, size_t *length, int *width, int *height) {
+    *out = NULL;
+    *length = 0;
+    if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE || !in->data || in->Bands != 3 ||
+        in->Type != VIPS_INTERPRETATION_sRGB || !ipx_down_across_takes(in->Bands, in->Xsize, in->Ysize, hshrink, vshrink)) {
+        return 1;
+    }
+    struct ipx_down_across reduce;
+    if (ipx_down_across_make(&reduce, in->Xsize, in->Ysize, 3, hshrink, vshrink)) return -1;
+    const int out_width = reduce.across.width, out_height = reduce.down.width;
+    ipx_jpeg_writer *writer = ipx_jpeg_writer_new(out_width, out_height, 3, quality, interlace);
+    VipsPel *row = writer ? malloc((size_t)out_width * 3) : NULL;
+    int status = row ? 0 : -1;
+    struct ipx_down_rows rows = {VIPS_IMAGE_ADDR(in, 0, 0), VIPS_IMAGE_SIZEOF_LINE(in), in->Xsize, in->Ysize, 0};
+    for (int y = 0; status == 0 && y < out_height; y++) {
+        if (deadline_ns > 0 && (y & 15) == 0 && ipx_monotonic_ns() > deadline_ns) {
+            status = 2;
+            break;
+        }
+        ipx_down_across_row(&reduce.across, &reduce.down, y, &rows, 3, reduce.sums, reduce.row, row);
+        if (ipx_jpeg_writer_write(writer, row)) status = -1;
+    }
+    if (status == 0 && ipx_jpeg_writer_finish(writer, out, length)) status = -1;
+    free(row);
+    ipx_jpeg_writer_free(writer);
+    ipx_down_across_free(&reduce);
+    if (status == 0) {
+        *width = out_width;
+        *height = out_height;
+    }
+    return status;
+}
+
 /* A reduce down and across fed one input row at a time (a decoder's scanlines): the rows wait in a ring of
  * as many rows as one output row's taps span, in this thread's reused buffer (thread_buffer.c), and each
  * output row is made as soon as the last input row under its taps has arrived. The taps' first rows only
@@ -323,10 +366,14 @@ struct ipx_reduce_stream {
     int rows_in;  /* input rows written so far */
     int rows_out; /* output rows made so far */
     VipsImage *image;
+    /* Or, instead of the image: each output row made into `out_row` and handed to `writer` (not owned). */
+    ipx_jpeg_writer *writer;
+    VipsPel *out_row;
+    int failed;
 };
 
-ipx_reduce_stream *ipx_reduce_stream_new(int in_width, int in_height, int bands, double hshrink, double vshrink,
-                                         VipsInterpretation interpretation) {
+static ipx_reduce_stream *ipx_reduce_stream_make(int in_width, int in_height, int bands, double hshrink, double vshrink,
+                                                VipsInterpretation interpretation, ipx_jpeg_writer *writer) {
     if (!ipx_down_across_takes(bands, in_width, in_height, hshrink, vshrink)) return NULL;
     ipx_reduce_stream *stream = calloc(1, sizeof(*stream));
     if (!stream) return NULL;
@@ -341,14 +388,33 @@ ipx_reduce_stream *ipx_reduce_stream_new(int in_width, int in_height, int bands,
         stream->ring = malloc(stride * (size_t)ring);
         stream->owns_ring = 1;
     }
-    stream->image = stream->ring ? ipx_pixel_image(stream->reduce.across.width, stream->reduce.down.width, bands, interpretation) : NULL;
-    if (!stream->image) {
+    stream->writer = writer;
+    int ready;
+    if (writer) {
+        stream->out_row = stream->ring ? malloc((size_t)stream->reduce.across.width * (size_t)bands) : NULL;
+        ready = stream->out_row != NULL;
+    } else {
+        stream->image = stream->ring ? ipx_pixel_image(stream->reduce.across.width, stream->reduce.down.width, bands, interpretation) : NULL;
+        ready = stream->image != NULL;
+    }
+    if (!ready) {
         ipx_reduce_stream_free(stream);
         return NULL;
     }
     stream->rows = (struct ipx_down_rows){stream->ring, stride, in_width, in_height, ring};
     stream->bands = bands;
     return stream;
+}
+
+ipx_reduce_stream *ipx_reduce_stream_new(int in_width, int in_height, int bands, double hshrink, double vshrink,
+                                         VipsInterpretation interpretation) {
+    return ipx_reduce_stream_make(in_width, in_height, bands, hshrink, vshrink, interpretation, NULL);
+}
+
+ipx_reduce_stream *ipx_reduce_stream_new_encoding(int in_width, int in_height, int bands, double hshrink, double vshrink,
+                                                  ipx_jpeg_writer *writer) {
+    if (!writer) return NULL;
+    return ipx_reduce_stream_make(in_width, in_height, bands, hshrink, vshrink, VIPS_INTERPRETATION_sRGB, writer);
 }
 
 unsigned char *ipx_reduce_stream_next_row(ipx_reduce_stream *stream) {
@@ -367,9 +433,21 @@ void ipx_reduce_stream_row_written(ipx_reduce_stream *stream) {
     struct ipx_down_across *reduce = &stream->reduce;
     while (stream->rows_out < reduce->down.width && ipx_reduce_stream_last_row(stream, stream->rows_out) < stream->rows_in) {
         int y = stream->rows_out++;
-        ipx_down_across_row(&reduce->across, &reduce->down, y, &stream->rows, stream->bands, reduce->sums, reduce->row,
-                            VIPS_IMAGE_ADDR(stream->image, 0, y));
+        VipsPel *out = stream->writer ? stream->out_row : VIPS_IMAGE_ADDR(stream->image, 0, y);
+        ipx_down_across_row(&reduce->across, &reduce->down, y, &stream->rows, stream->bands, reduce->sums, reduce->row, out);
+        if (stream->writer && !stream->failed && ipx_jpeg_writer_write(stream->writer, out)) stream->failed = 1;
     }
+}
+
+int ipx_reduce_stream_failed(const ipx_reduce_stream *stream) {
+    return stream->failed;
+}
+
+int ipx_reduce_stream_finish_encoding(ipx_reduce_stream *stream) {
+    int status = stream->writer && !stream->failed && stream->rows_in == stream->rows.height &&
+                         stream->rows_out == stream->reduce.down.width ? 0 : -1;
+    ipx_reduce_stream_free(stream);
+    return status;
 }
 
 VipsImage *ipx_reduce_stream_finish(ipx_reduce_stream *stream) {
@@ -385,6 +463,7 @@ VipsImage *ipx_reduce_stream_finish(ipx_reduce_stream *stream) {
 void ipx_reduce_stream_free(ipx_reduce_stream *stream) {
     if (!stream) return;
     if (stream->image) g_object_unref(stream->image);
+    free(stream->out_row);
     if (stream->owns_ring) free(stream->ring);
     else ipx_thread_buffer_return(stream->lease);
     ipx_down_across_free(&stream->reduce);

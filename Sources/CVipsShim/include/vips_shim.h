@@ -88,6 +88,18 @@ int ipx_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality,
 /// libvips' jpegsave); 2: `deadline_ns` (CLOCK_MONOTONIC, 0 for none) passed; -1: libjpeg failed or memory
 /// is short.
 int ipx_jpeg_encode_memory(VipsImage *in, int quality, int interlace, long long deadline_ns, void **out, size_t *length);
+/// The encoder of ipx_jpeg_encode_memory fed one row at a time (jpeg_encode.c): the same settings and, for
+/// the same rows, the same bytes. NULL when the arguments are not ones it takes (`bands` 3, RGB, or 1,
+/// grey; quality 1-100; sides up to libjpeg's limit) or memory is short.
+typedef struct ipx_jpeg_writer ipx_jpeg_writer;
+ipx_jpeg_writer *ipx_jpeg_writer_new(int width, int height, int bands, int quality, int interlace);
+/// Encodes the next row (width x bands bytes). 0, or -1 when libjpeg failed or every row was written.
+int ipx_jpeg_writer_write(ipx_jpeg_writer *writer, const unsigned char *row);
+/// Rows written so far.
+int ipx_jpeg_writer_next_row(const ipx_jpeg_writer *writer);
+/// Ends the JPEG once every row was written: 0 and *out (g_free it) and *length set, or -1.
+int ipx_jpeg_writer_finish(ipx_jpeg_writer *writer, void **out, size_t *length);
+void ipx_jpeg_writer_free(ipx_jpeg_writer *writer);
 /// A JPEG with a chosen layout (4:2:0 chroma or not, restart markers every `restart_interval` MCUs, or 0
 /// for none), metadata stripped: for tests of decoders that must handle every layout.
 int ipx_vips_jpegsave_layout(VipsImage *in, void **buffer, size_t *length, int quality, int interlace,
@@ -157,6 +169,14 @@ int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int or
 /// when the decode's size is not `width` x `height` (the size the caller planned the reduce for).
 int ipx_jpeg_decode_reduced(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
                             long long deadline_ns, int width, int height, double hshrink, double vshrink, VipsImage **out);
+/// ipx_jpeg_decode_reduced of an 8-bit YCbCr or RGB file without orientation, its reduce encoded as
+/// ipx_jpeg_encode_memory encodes the reduced image, each output row as soon as it is made: neither the
+/// decode nor the reduced image is held. The ICC profile is not read (the encoder writes none). 0: *out
+/// (g_free it), *out_length and the output's *out_width and *out_height are set; 1, 2, 3 and -1 as
+/// ipx_jpeg_decode_reduced (1 also for a grey file: the variant is made in colour).
+int ipx_jpeg_decode_reduced_encoded(const void *buffer, size_t length, int shrink, long long max_pixels, long long deadline_ns,
+                                    int width, int height, double hshrink, double vshrink, int quality, int interlace,
+                                    void **out, size_t *out_length, int *out_width, int *out_height);
 
 /// Decodes a still WebP with libwebp at `scale` (0 < scale <= 1; the size rounded as libvips' webpload
 /// rounds it, so the pixels are the ones `webpload` with that scale gives) into one memory image on the
@@ -205,6 +225,25 @@ void ipx_reduce_stream_row_written(ipx_reduce_stream *stream);
 VipsImage *ipx_reduce_stream_finish(ipx_reduce_stream *stream);
 /// Frees a stream without its image (a decode stopped part-way).
 void ipx_reduce_stream_free(ipx_reduce_stream *stream);
+/// A stream like ipx_reduce_stream_new's that makes no image: each output row, as soon as it is made, is
+/// encoded by `writer` (not owned; made for the output's size and `bands`). NULL as ipx_reduce_stream_new.
+ipx_reduce_stream *ipx_reduce_stream_new_encoding(int in_width, int in_height, int bands, double hshrink, double vshrink,
+                                                  ipx_jpeg_writer *writer);
+/// The side of a reduce's output from a side of `in_side` reduced by `shrink` (>= 1; libvips' rounding to
+/// nearest, at least 1).
+int ipx_reduced_side(int in_side, double shrink);
+/// Whether the writer of an encoding stream failed (libjpeg's error, memory).
+int ipx_reduce_stream_failed(const ipx_reduce_stream *stream);
+/// Frees an encoding stream: 0 when every input row was written and every output row encoded, else -1.
+int ipx_reduce_stream_finish_encoding(ipx_reduce_stream *stream);
+
+/// ipx_reduce_lanczos3_in_memory of an 8-bit sRGB image (3 bands) encoded as ipx_jpeg_encode_memory would
+/// encode the reduced image, row by row as the rows are made (the reduced image is never held): the same
+/// bytes. 0: *out (g_free it), *length and the output's *width and *height are set; 1: not such an image
+/// or shrinks (the caller reduces, then encodes); 2: `deadline_ns` (CLOCK_MONOTONIC, 0 for none) passed;
+/// -1: libjpeg failed or memory is short.
+int ipx_jpeg_encode_reduced(VipsImage *in, double hshrink, double vshrink, int quality, int interlace, long long deadline_ns,
+                            void **out, size_t *length, int *width, int *height);
 
 /// libvips' reduceh with Lanczos3 and no reducing gap (the reference ipx_reduce_across_lanczos3 is tested
 /// against), into memory.

@@ -151,22 +151,32 @@ public struct ImageTransformer: Sendable {
         // A file the DC-only decoder may take reserves without libjpeg's coefficient buffer first and tries
         // it; if the decoder declines, the whole reservation (buffer included) is taken before libjpeg runs:
         // what is reserved always covers the decoder that actually runs.
+        // Nothing between the reduce and the encoder: the reduced image is never held (and not reserved).
+        let reduceEncoder = ReducedJPEGEncoder.forTransform(
+            request: request, choice: choice, header: header, box: box, keepProfile: keepProfile,
+            steps: imageSteps(for: request, overlay: overlay), settings: encoding)
+        let encodesReduce = reduceEncoder != nil
         let whole = keepsWholeDecode(of: header, box: box, format: format)
         if whole, let decoded, decoded.matches(header) {
-            let bytes = box.estimatedBytesFromWholeDecode(for: header, realAlpha: decoded.hasRealAlpha) + extraBytes
+            let bytes = box.estimatedBytesFromWholeDecode(
+                for: header, realAlpha: decoded.hasRealAlpha, reduceEncoded: encodesReduce) + extraBytes
             return TransformPlan(
                 request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
-                triesScaledFirst: false, decoded: decoded, decodesWhole: false, reservation: bytes, fullReservation: bytes)
+                triesScaledFirst: false, decoded: decoded, reduceEncoder: reduceEncoder, decodesWhole: false, reservation: bytes,
+                fullReservation: bytes)
         }
         // From 7x on the resize is `thumbnail`'s either way, and decoding whole first costs more than
         // `thumbnail` reading the file as it decodes: only a kept decode is used there.
         if whole, makesWholeDecode(of: header, box: box, format: format) {
             // Reserved for an opaque alpha first; a real one (found once decoded) grows the reservation.
-            let opaque = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: false) + extraBytes
-            let full = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: header.hasAlpha) + extraBytes
+            let opaque = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: false, reduceEncoded: encodesReduce)
+                + extraBytes
+            let full = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: header.hasAlpha, reduceEncoded: encodesReduce)
+                + extraBytes
             return TransformPlan(
                 request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
-                triesScaledFirst: false, decoded: nil, decodesWhole: true, reservation: opaque, fullReservation: full)
+                triesScaledFirst: false, decoded: nil, reduceEncoder: reduceEncoder, decodesWhole: true, reservation: opaque,
+                fullReservation: full)
         }
         let full = box.estimatedWorkingSetBytes(for: header, format: format) + extraBytes
         let triesEighth = box.mayDecodeEighth(for: header, format: format)
@@ -185,12 +195,15 @@ public struct ImageTransformer: Sendable {
         let encoderCoefficientBytes = jpegEncoderCoefficientBytes(request, choice)
         let keptSizeForAnotherEncoder = format == .jpeg && encoderCoefficientBytes == 0 && box.wholeDecodeIsTheVariant(for: header)
         let inMemory = box.mayDecodeJPEGInMemory(for: header, format: format) && !keptSizeForAnotherEncoder
-            ? box.estimatedBytesDecodingJPEGInMemory(for: header, encoderCoefficientBytes: encoderCoefficientBytes) + extraBytes : full
+            ? box.estimatedBytesDecodingJPEGInMemory(
+                for: header, encoderCoefficientBytes: encoderCoefficientBytes, reduceEncoded: encodesReduce) + extraBytes : full
         var plan = TransformPlan(
             request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
             triesScaledFirst: inMemory < full, decoded: nil, decodesWhole: false, reservation: min(inMemory, full),
             fullReservation: full)
         plan.leavesKeptSizeToLoader = keptSizeForAnotherEncoder
+        // Only libjpeg's decode into memory takes it (the reservation left the reduced image out only there).
+        if plan.triesScaledFirst { plan.reduceEncoder = reduceEncoder }
         return plan
     }
 
@@ -278,7 +291,13 @@ public struct ImageTransformer: Sendable {
         if plan.triesScaledFirst {
             let fitted = plan.box.coverBoxFitted(to: plan.header)
             let shrink = fitted.jpegShrink(for: plan.header)
-            switch try ScaleOnLoadStep(box: fitted).decodeJPEG(source, shrink: shrink, header: plan.header, deadline: deadline) {
+            let scaleOnLoad = ScaleOnLoadStep(box: fitted)
+            if let encoder = plan.reduceEncoder, let reduce = scaleOnLoad.reduceWhileDecoding(plan.header, shrink: shrink),
+                let encoded = try encoder.encoded(decoding: source, shrink: shrink, reduce: reduce, header: plan.header, deadline: deadline)
+            {
+                return .encoded(encoded, kept: nil)
+            }
+            switch try scaleOnLoad.decodeJPEG(source, shrink: shrink, header: plan.header, deadline: deadline) {
             case .decoded(let image):
                 eighth = .decoded(image)
             case .reduced(let image):
@@ -292,6 +311,7 @@ public struct ImageTransformer: Sendable {
         var kept: DecodedSource?
         do throws(ImagingError) {
             if let decoded = plan.decoded {
+                if let encoded = try encodedReducing(decoded, plan: plan, deadline: deadline) { return .encoded(encoded, kept: nil) }
                 image = try SourceSteps(box: plan.box).image(fromWhole: decoded, header: plan.header, deadline: deadline)
             } else if plan.decodesWhole {
                 let decoded = try DecodedSource.decoding(source, header: plan.header, deadline: deadline)
@@ -299,6 +319,7 @@ public struct ImageTransformer: Sendable {
                 if decoded.hasRealAlpha, reserved < plan.fullReservation, !grow(plan.fullReservation) {
                     return .needsFullReservation
                 }
+                if let encoded = try encodedReducing(decoded, plan: plan, deadline: deadline) { return .encoded(encoded, kept: decoded) }
                 image = try SourceSteps(box: plan.box).image(fromWhole: decoded, header: plan.header, deadline: deadline)
                 kept = decoded
             } else {
@@ -320,6 +341,16 @@ public struct ImageTransformer: Sendable {
             choice: plan.choice, request: request, settings: encoding, keepProfile: plan.keepProfile,
             placeholderQuality: Self.placeholderQuality)
         return .encoded(try encode.apply(to: image, deadline: deadline), kept: kept)
+    }
+
+    /// The variant made from a whole decode by the reduce and the encoder as one step
+    /// (``TransformPlan/reduceEncoder``), or nil when the plan has no such step or the decode is not
+    /// reduced that way (a real alpha, grey, a reduction `thumbnail` makes).
+    private func encodedReducing(
+        _ decoded: DecodedSource, plan: TransformPlan, deadline: TransformDeadline
+    ) throws(ImagingError) -> EncodedImage? {
+        guard let encoder = plan.reduceEncoder, !decoded.hasRealAlpha else { return nil }
+        return try encoder.encoded(reducing: decoded.image, box: plan.box.coverBoxFitted(to: plan.header), header: plan.header, deadline: deadline)
     }
 
     /// The steps between the resize and the encoder, in their order: sRGB, the pad canvas, the filters,

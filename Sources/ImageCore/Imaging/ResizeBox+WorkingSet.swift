@@ -23,10 +23,11 @@ extension ResizeBox {
     /// buffers (``webpDecoderBytes``), and the resize from it (``estimatedBytesFromWholeDecode(for:realAlpha:)``). `realAlpha`: the alpha is not opaque
     /// (known once decoded; a transform of a source with alpha reserves for an opaque one first and
     /// grows when it is not).
-    func estimatedBytesDecodingWhole(for header: SourceHeader, format: SourceFormat?, realAlpha: Bool) -> Int {
+    func estimatedBytesDecodingWhole(for header: SourceHeader, format: SourceFormat?, realAlpha: Bool, reduceEncoded: Bool = false) -> Int {
         let whole = header.width * header.height
         let decoder = format == .gif ? 4 * whole : format == .webp ? Self.webpDecoderBytes : 0
-        return header.decodedPixelBytes * whole + decoder + estimatedBytesFromWholeDecode(for: header, realAlpha: realAlpha)
+        return header.decodedPixelBytes * whole + decoder
+            + estimatedBytesFromWholeDecode(for: header, realAlpha: realAlpha, reduceEncoded: reduceEncoded)
     }
 
     /// The memory a transform needs to resize from a source decoded whole into memory, the decode itself
@@ -47,13 +48,17 @@ extension ResizeBox {
     /// the decode, against 64 / 73 / 96 / 183 MiB reserved before and 63 / 66 / 78 / 124 now. An opaque
     /// decode that is the variant as it is (``wholeDecodeIsTheVariant(for:)``: no resize) is counted the
     /// same way, the decode standing for the reduce's image.
-    func estimatedBytesFromWholeDecode(for header: SourceHeader, realAlpha: Bool) -> Int {
+    ///
+    /// `reduceEncoded`: the reduce hands its rows straight to the JPEG encoder (``ReducedJPEGEncoder``), so
+    /// where the variant is the reduce itself its image is not held: 3 bytes an output pixel, the encoder's
+    /// buffer.
+    func estimatedBytesFromWholeDecode(for header: SourceHeader, realAlpha: Bool, reduceEncoded: Bool = false) -> Int {
         let fitted = coverBoxFitted(to: header)
         let reducedIsTheVariant = !realAlpha && !header.colourManaged && header.orientation <= 1
             && ResizeStep(box: fitted).lanczosShrink(
                 width: header.width, height: header.height, header: header, arguments: fitted.thumbnailArguments(for: header)) != nil
         let keptAtItsSize = !realAlpha && wholeDecodeIsTheVariant(for: header)
-        let outputBytesPerPixel = reducedIsTheVariant || keptAtItsSize ? 6 : 4 * 3
+        let outputBytesPerPixel = reducedIsTheVariant && reduceEncoded ? 3 : reducedIsTheVariant || keptAtItsSize ? 6 : 4 * 3
         return (realAlpha ? 7 : 2) * header.width * header.height + outputBytesPerPixel * estimatedOutputPixels(for: header) + (8 << 20)
     }
 
@@ -78,7 +83,10 @@ extension ResizeBox {
     /// the common case) the decode is never held whole: counted instead are the rows the reduce's taps span
     /// (3 bytes a pixel, 6 x the shrink down plus one rows) and its row of sums and widened row (28 bytes a
     /// decoded column).
-    func estimatedBytesDecodingJPEGInMemory(for header: SourceHeader, encoderCoefficientBytes: Int) -> Int {
+    ///
+    /// `reduceEncoded`: the reduce hands its rows straight to the JPEG encoder (``ReducedJPEGEncoder``), so
+    /// when the decode is reduced as its rows arrive the reduce's output is not held and not counted.
+    func estimatedBytesDecodingJPEGInMemory(for header: SourceHeader, encoderCoefficientBytes: Int, reduceEncoded: Bool = false) -> Int {
         let fitted = coverBoxFitted(to: header)
         let shrink = fitted.jpegShrink(for: header)
         let decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
@@ -87,14 +95,16 @@ extension ResizeBox {
             return 3 * decoded + header.jpegCoefficientBytes + (encoderCoefficientBytes + 2) * output + (16 << 20)
         }
         let decodeBytes: Int
-        if let reduce = ScaleOnLoadStep(box: fitted).reduceWhileDecoding(header, shrink: shrink) {
+        let reduce = ScaleOnLoadStep(box: fitted).reduceWhileDecoding(header, shrink: shrink)
+        if let reduce {
             let columns = header.width / shrink + 1
             decodeBytes = 3 * columns * (Int((6 * reduce.down).rounded(.up)) + 1) + 28 * columns
         } else {
             decodeBytes = 3 * decoded
         }
         let outputCopies = header.colourManaged || header.orientation > 1 ? 2 : 1
-        return decodeBytes + header.jpegCoefficientBytes + 3 * outputCopies * output + 2 * output + (16 << 20)
+        let outputImageBytes = reduceEncoded && reduce != nil ? 0 : 3 * outputCopies * output
+        return decodeBytes + header.jpegCoefficientBytes + outputImageBytes + 2 * output + (16 << 20)
     }
 
     /// The bytes an output pixel of libjpeg's coefficient buffer for an encode at `quality`: 2 a sample,

@@ -25,6 +25,9 @@ public struct TransformPlan: Sendable {
     /// The source decoded whole by an earlier transform, resized from instead of decoding (its memory is
     /// held by whoever keeps it, not by this plan's reservation).
     let decoded: DecodedSource?
+    /// The reduce to the forced size and the JPEG encoder are one step (nothing happens between them): the
+    /// reduced image is never held, and ``reservation`` leaves it out.
+    var reduceEncoder: ReducedJPEGEncoder?
     /// The source is decoded whole into memory and the run hands the decode back
     /// (``TransformRun/encoded(_:kept:)``) to be kept for the source's next variants.
     public let decodesWhole: Bool
@@ -45,6 +48,7 @@ public struct TransformPlan: Sendable {
             triesScaledFirst: false, decoded: decoded, decodesWhole: decodesWhole, reservation: fullReservation, fullReservation: fullReservation)
         plan.eighthDeclined = triesEighthFirst || eighthDeclined
         plan.leavesKeptSizeToLoader = leavesKeptSizeToLoader
+        plan.reduceEncoder = reduceEncoder
         return plan
     }
 }

@@ -86,12 +86,23 @@ extension VipsImage {
         var length = 0
         let status = ipx_jpeg_encode_memory(
             pointer, Int32(quality), progressive ? 1 : 0, deadline?.monotonicNanoseconds ?? 0, &buffer, &length)
+        return try Self.jpegBytes(status: status, buffer: buffer, length: length, deadline: deadline)
+    }
+
+    /// What an encode by libjpeg on this thread returned (`jpeg_encode.c`'s statuses): the JPEG's bytes
+    /// (the buffer freed), nil when the encoder did not take the image (1).
+    /// - Throws: ``ImagingError/processingFailed`` when libjpeg failed, memory was short or `deadline`
+    ///   passed (2: marked expired).
+    static func jpegBytes(
+        status: Int32, buffer: UnsafeMutableRawPointer?, length: Int, deadline: TransformDeadline?
+    ) throws(ImagingError) -> [UInt8]? {
         switch status {
         case 0:
             guard let buffer else { throw .processingFailed }
             defer { g_free(buffer) }
             return Array(UnsafeRawBufferPointer(start: buffer, count: length))
         case 1:
+            _ = Vips.takeError()
             return nil
         case 2:
             deadline?.expireNow()
