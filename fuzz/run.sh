@@ -2,7 +2,7 @@
 # Fuzzes the hand-written parsers of untrusted bytes with sanitizers, as CI does:
 #   - jpeg_dc: Sources/CVipsShim/{jpeg_dc,png_chunks}.c under libFuzzer + ASan + UBSan (the toolchain's clang),
 #     with jpeg_scaled.c (our driving of libjpeg's scaled decode), jpeg_header.c (the header read by libjpeg and
-#     libexif), reduce_across.c (the one-pass reduce of each decode), thread_buffer.c and mapped_pixels.c (the reused decode buffer and the large mapped ones both
+#     libexif), reduce_across.c (the one-pass reduce of each decode, also encoded row by row by jpeg_encode.c), thread_buffer.c and mapped_pixels.c (the reused decode buffer and the large mapped ones both
 #     write into) over the same inputs; jpeg_memory.c (libjpeg's large blocks in huge pages) is left out, so
 #     that AddressSanitizer keeps watching libjpeg's buffers from malloc (jxl_pipeline builds it in);
 #   - containers: Sources/CVipsShim/{frame_count,icc_profile,webp_scaled}.c (GIF/WebP frame counts, the WebP
@@ -31,7 +31,8 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
   fuzz/jpeg_dc/fuzz_jpeg_dc.c Sources/CVipsShim/jpeg_dc.c Sources/CVipsShim/png_chunks.c \
   Sources/CVipsShim/jpeg_scaled.c Sources/CVipsShim/jpeg_header.c Sources/CVipsShim/icc_profile.c \
-  Sources/CVipsShim/reduce_across.c Sources/CVipsShim/thread_buffer.c Sources/CVipsShim/mapped_pixels.c $(pkg-config --libs vips lcms2 libexif) -ljpeg -o "$out/fuzz_jpeg_dc" 2> >(grep -v "Cannot export local symbol" >&2)
+  Sources/CVipsShim/reduce_across.c Sources/CVipsShim/thread_buffer.c Sources/CVipsShim/mapped_pixels.c \
+  Sources/CVipsShim/jpeg_encode.c $(pkg-config --libs vips lcms2 libexif) -ljpeg -o "$out/fuzz_jpeg_dc" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

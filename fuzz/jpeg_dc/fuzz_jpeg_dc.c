@@ -56,6 +56,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (vips_image_get_width(reduced) > vips_image_get_width(image)) abort();
                 g_object_unref(reduced);
             }
+            /* The same reduce encoded row by row (reduce_across.c, jpeg_encode.c), of the decode in memory and
+               of the file as libjpeg decodes it (jpeg_scaled.c): both or neither make a JPEG of the same size. */
+            void *jpeg = NULL, *streamed = NULL;
+            size_t length = 0, streamed_length = 0;
+            int out_width = 0, out_height = 0, streamed_width = 0, streamed_height = 0;
+            int encoded = ipx_jpeg_encode_reduced(image, across, down, 80, (int)(size & 1), 0, &jpeg, &length, &out_width, &out_height);
+            if (encoded == 0 && (!jpeg || length < 4 || out_width < 1 || out_height < 1)) abort();
+            if (encoded != 0 && encoded != 1 && encoded != -1) abort();
+            int stream = ipx_jpeg_decode_reduced_encoded(data, size, shrink, 2 * 1024 * 1024, 0, vips_image_get_width(image),
+                                                         vips_image_get_height(image), across, down, 80, (int)(size & 1), &streamed,
+                                                         &streamed_length, &streamed_width, &streamed_height);
+            if (stream == 0 && (!streamed || streamed_length < 4 || streamed_width < 1 || streamed_height < 1)) abort();
+            if (stream != 0 && stream != 1 && stream != 3 && stream != -1) abort();
+            if (encoded == 0 && stream == 0 && (streamed_width != out_width || streamed_height != out_height)) abort();
+            g_free(jpeg);
+            g_free(streamed);
             g_object_unref(image);
             image = NULL;
         } else if (status != 1 && status != 3 && status != -1) {
