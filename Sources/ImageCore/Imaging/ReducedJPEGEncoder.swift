@@ -68,10 +68,11 @@ struct ReducedJPEGEncoder {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         var width: Int32 = 0, height: Int32 = 0
+        let decoded = ScaleOnLoadStep.decodedSize(header, shrink: shrink)
         let status = bytes.withUnsafeBytes { raw in
             ipx_jpeg_decode_reduced_encoded(
                 raw.baseAddress, raw.count, Int32(shrink), Int64(header.width * header.height), deadline?.monotonicNanoseconds ?? 0,
-                Int32((header.width + shrink - 1) / shrink), Int32((header.height + shrink - 1) / shrink), reduce.across, reduce.down,
+                Int32(decoded.width), Int32(decoded.height), reduce.across, reduce.down,
                 Int32(quality), progressive ? 1 : 0, &buffer, &length, &width, &height)
         }
         if status == 3 { throw .tooManyScans(limit: SourceHeader.maxJPEGScans) }

@@ -99,12 +99,16 @@ struct ScaleOnLoadStep {
     /// reduced afterwards as before: streaming it gained nothing measurable (`floor`, `bench/RESULTS.md`
     /// session 39), and it keeps the thumbnail path that earlier sessions measured.
     func reduceWhileDecoding(_ header: SourceHeader, shrink: Int) -> (across: Double, down: Double)? {
-        let width = (header.width + shrink - 1) / shrink
-        let height = (header.height + shrink - 1) / shrink
+        let (width, height) = Self.decodedSize(header, shrink: shrink)
         guard 3 * width * height > Int(IPX_THREAD_BUFFER_MAX_BYTES) else { return nil }
         return ResizeStep(box: box).lanczosShrink(
             width: width, height: height, header: header, arguments: box.thumbnailArguments(for: header)
         ).map { (across: $0.0, down: $0.1) }
+    }
+
+    /// The size libjpeg decodes a JPEG of `header` at 1/`shrink` (each side rounded up).
+    static func decodedSize(_ header: SourceHeader, shrink: Int) -> (width: Int, height: Int) {
+        ((header.width + shrink - 1) / shrink, (header.height + shrink - 1) / shrink)
     }
 
     /// Whether a JPEG the DC decoder does not take is decoded by libjpeg here: when it shrinks on load;
@@ -188,6 +192,7 @@ struct ScaleOnLoadStep {
         var image: UnsafeMutablePointer<_VipsImage>?
         let orientation = Int32(header.orientation), pixels = Int64(header.width * header.height)
         let deadlineNanoseconds = deadline?.monotonicNanoseconds ?? 0
+        let decoded = Self.decodedSize(header, shrink: shrink)
         let status = bytes.withUnsafeBytes { raw in
             guard let reducing else {
                 return ipx_jpeg_decode_scaled(
@@ -195,7 +200,7 @@ struct ScaleOnLoadStep {
             }
             return ipx_jpeg_decode_reduced(
                 raw.baseAddress, raw.count, Int32(shrink), orientation, pixels, deadlineNanoseconds,
-                Int32((header.width + shrink - 1) / shrink), Int32((header.height + shrink - 1) / shrink),
+                Int32(decoded.width), Int32(decoded.height),
                 reducing.across, reducing.down, &image)
         }
         switch status {
