@@ -169,12 +169,13 @@ extension ResizeBox {
             // (session 37, on a thread whose reused buffer had not grown yet: within 3x WebPs are decoded
             // whole into memory of their own now). Counted: 4 bytes a decoded pixel (14 with an alpha), the
             // output once (twice for a cover), libwebp's own buffers and 36 MiB (32 until session 39, when
-            // a fresh-clone CI run measured that cover at 72.2 MB against 71.5 reserved).
+            // a fresh-clone CI run measured that cover at 72.2 MB against 71.5 reserved), 48 with an alpha (session 40's
+            // fresh-clone CI run measured it at 78.8 MB against 75.7 reserved).
             let scale = fitted.webpScale(for: header)
             let decodedPixels = min(whole, Int(Double(whole) * scale * scale) + 1)
             let perPixel = header.hasAlpha ? 14 : 4
             let outputCopies = fit == .cover ? 2 : 1
-            return (perPixel * decodedPixels + 4 * outputCopies * output + Self.webpDecoderBytes + (36 << 20), output)
+            return (perPixel * decodedPixels + 4 * outputCopies * output + Self.webpDecoderBytes + ((header.hasAlpha ? 48 : 36) << 20), output)
         case .webp:
             // An animation's frames, decoded by libvips' loader at the output's size.
             decoded = min(whole, output)
