@@ -124,10 +124,6 @@ ipx_jpeg_writer *ipx_jpeg_writer_new(int width, int height, int bands, int quali
     return writer;
 }
 
-int ipx_jpeg_writer_next_row(const ipx_jpeg_writer *writer) {
-    return (int)writer->info.next_scanline;
-}
-
 int ipx_jpeg_writer_write(ipx_jpeg_writer *writer, const unsigned char *row) {
     if (writer->info.next_scanline >= writer->info.image_height) return -1;
     if (setjmp(writer->error.jump)) return -1;

@@ -153,6 +153,54 @@ private typealias Image = ImageCore.VipsImage
         #expect(try make(header) == nil)
     }
 
+    /// Only 8-bit samples are the step's: a 16-bit grey with alpha takes 4 bytes a pixel as an 8-bit RGBA
+    /// does, and a 16-bit RGBA 8; the bands read from a file tell them apart.
+    @Test func sixteenBitSamplesKeepTheImage() throws {
+        let request = try request([("w", "300")])
+        let make = { (header: SourceHeader) in
+            ReducedJPEGEncoder.forTransform(
+                request: request, choice: .fixed(.jpeg), header: header, box: ResizeBox(request: request), keepProfile: false,
+                steps: [ColourspaceStep()], settings: EncodingSettings())
+        }
+        let rgba = try SourceHeader(reading: try TestImages.noise(width: 640, height: 480, bands: 4).encoded(as: .png).bytes)
+        #expect(rgba.bands == 4 && rgba.decodedPixelBytes == 4 && rgba.hasAlpha)
+        #expect(make(rgba) != nil)
+        var greyAlpha16 = rgba
+        greyAlpha16.bands = 2
+        #expect(make(greyAlpha16) == nil, "16-bit grey with alpha")
+        var rgba16 = rgba
+        rgba16.decodedPixelBytes = 8
+        #expect(make(rgba16) == nil, "16-bit RGBA")
+        let grey = try SourceHeader(reading: try noiseJPEG(width: 640, height: 480, bands: 1))
+        #expect(grey.bands == 1 && make(grey) == nil)
+        #expect(SourceHeader(width: 640, height: 480).bands == 0, "not read from a file: not taken")
+    }
+
+    /// A `fill` that keeps one side at the source's size is not the step's (the row-by-row reduce takes a
+    /// reduction of both sides): a JPEG's decode is held whole and reserved so, a whole PNG decode's
+    /// reservation counts the reduced image, and both variants are made, the same as the earlier way.
+    @Test func aSideKeptIsReducedIntoAnImage() throws {
+        let jpeg = try noiseJPEG(width: 2400, height: 1600)
+        let jpegRequest = try request([("w", "2400"), ("h", "1200"), ("fit", "fill")])
+        let jpegPlan = try transformer.plan(jpeg, request: jpegRequest, choice: .fixed(.jpeg))
+        let fitted = jpegPlan.box.coverBoxFitted(to: jpegPlan.header)
+        #expect(fitted.jpegShrink(for: jpegPlan.header) == 1)
+        #expect(ScaleOnLoadStep(box: fitted).reduceWhileDecoding(jpegPlan.header, shrink: 1) == nil)
+        #expect(jpegPlan.reservation > 3 * 2400 * 1600 + (16 << 20), "the decode held whole is reserved")
+        let (fromJPEG, _) = try run(jpegPlan, jpeg)
+        #expect(fromJPEG.width == 2400 && fromJPEG.height == 1200)
+
+        let png = try TestImages.noise(width: 1500, height: 1000, bands: 3).encoded(as: .png).bytes
+        let pngRequest = try request([("w", "1500"), ("h", "700"), ("fit", "fill")])
+        let pngPlan = try transformer.plan(png, request: pngRequest, choice: .fixed(.jpeg))
+        #expect(pngPlan.decodesWhole)
+        let output = pngPlan.box.estimatedOutputPixels(for: pngPlan.header)
+        let intoAnImage = pngPlan.box.estimatedBytesDecodingWhole(for: pngPlan.header, format: .png, realAlpha: false)
+        #expect(pngPlan.reservation == intoAnImage + EncoderWorkingSet.bytes(for: .fixed(.jpeg), pixels: output))
+        let (fused, apart) = try bothWays(png, [("w", "1500"), ("h", "700"), ("fit", "fill")])
+        #expect(fused.bytes == apart.bytes && fused.width == 1500 && fused.height == 700)
+    }
+
     /// The reservation leaves the reduced image out: 3 bytes an output pixel less than the same transform
     /// reducing into an image (with 4 MiB more slack from a whole decode, as measured).
     @Test func theReservationLeavesTheImageOut() throws {

@@ -95,8 +95,6 @@ typedef struct ipx_jpeg_writer ipx_jpeg_writer;
 ipx_jpeg_writer *ipx_jpeg_writer_new(int width, int height, int bands, int quality, int interlace);
 /// Encodes the next row (width x bands bytes). 0, or -1 when libjpeg failed or every row was written.
 int ipx_jpeg_writer_write(ipx_jpeg_writer *writer, const unsigned char *row);
-/// Rows written so far.
-int ipx_jpeg_writer_next_row(const ipx_jpeg_writer *writer);
 /// Ends the JPEG once every row was written: 0 and *out (g_free it) and *length set, or -1.
 int ipx_jpeg_writer_finish(ipx_jpeg_writer *writer, void **out, size_t *length);
 void ipx_jpeg_writer_free(ipx_jpeg_writer *writer);

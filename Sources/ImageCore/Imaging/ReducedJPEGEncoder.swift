@@ -10,7 +10,7 @@ import CVipsShim
 /// It applies when nothing happens between the reduce and the encoder: a JPEG (or JPEG-or-PNG) output
 /// without a size target, a placeholder or a kept profile; no step after the resize but the colour step,
 /// which leaves 8-bit sRGB as it is (no pad, filter, watermark or text); no crop and no anchored cover;
-/// one frame; a source of 8-bit RGB (or RGBA, whose alpha may turn out opaque) needing no colour conversion
+/// one frame; a source of 8-bit RGB (or 8-bit RGBA, whose alpha may turn out opaque) needing no colour conversion
 /// and no turn. A decode that turns out otherwise (grey, a real alpha) is reduced and encoded apart.
 struct ReducedJPEGEncoder {
     /// The JPEG quality.
@@ -31,7 +31,8 @@ struct ReducedJPEGEncoder {
         guard box.crop == nil, box.frames == 1, header.frames == 1 else { return nil }
         if case .anchored = box.coverPlan { return nil }
         guard !header.colourManaged, header.orientation <= 1 else { return nil }
-        guard header.decodedPixelBytes == 3 || (header.decodedPixelBytes == 4 && header.hasAlpha) else { return nil }
+        // 8-bit RGB or RGBA: one byte a band (a 16-bit grey with alpha also takes 4 bytes a pixel).
+        guard header.bands == 3 || header.bands == 4, header.decodedPixelBytes == header.bands else { return nil }
         return ReducedJPEGEncoder(quality: request.quality ?? settings.jpegQuality, progressive: request.progressive)
     }
 

@@ -50,18 +50,20 @@ extension ResizeBox {
     /// same way, the decode standing for the reduce's image.
     ///
     /// `reduceEncoded`: the reduce hands its rows straight to the JPEG encoder (``ReducedJPEGEncoder``), so
-    /// where the variant is the reduce itself its image is not held: 3 bytes an output pixel, the encoder's
+    /// where the variant is the reduce itself, of both sides, its image is not held: 3 bytes an output pixel, the encoder's
     /// buffer, and 12 MiB. Measured the same way (session 40, three runs each): a 4096x4096 RGB WebP to
     /// 3840 px grew the process by 94–96 MiB (138 the earlier way; 148 reserved now, 190 before); a
     /// 2400x2400 one to 1100 px by 21–44 MiB either way, which 3 bytes an output pixel less with 8 MiB
     /// would have covered by 4 KiB, so the constant is 4 MiB larger than the earlier way's.
     func estimatedBytesFromWholeDecode(for header: SourceHeader, realAlpha: Bool, reduceEncoded: Bool = false) -> Int {
         let fitted = coverBoxFitted(to: header)
+        let step = ResizeStep(box: fitted), arguments = fitted.thumbnailArguments(for: header)
         let reducedIsTheVariant = !realAlpha && !header.colourManaged && header.orientation <= 1
-            && ResizeStep(box: fitted).lanczosShrink(
-                width: header.width, height: header.height, header: header, arguments: fitted.thumbnailArguments(for: header)) != nil
+            && step.lanczosShrink(width: header.width, height: header.height, header: header, arguments: arguments) != nil
         let keptAtItsSize = !realAlpha && wholeDecodeIsTheVariant(for: header)
+        // The step takes a reduce of both sides only; a side kept is reduced into an image as before.
         let encodedAsReduced = reducedIsTheVariant && reduceEncoded
+            && step.lanczosShrinkOfBothSides(width: header.width, height: header.height, header: header, arguments: arguments) != nil
         let outputBytesPerPixel = encodedAsReduced ? 3 : reducedIsTheVariant || keptAtItsSize ? 6 : 4 * 3
         let slack = encodedAsReduced ? 12 << 20 : 8 << 20
         return (realAlpha ? 7 : 2) * header.width * header.height + outputBytesPerPixel * estimatedOutputPixels(for: header) + slack

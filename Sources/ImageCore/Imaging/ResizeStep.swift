@@ -152,6 +152,19 @@ struct ResizeStep {
         return (across, down)
     }
 
+    /// ``lanczosShrink(width:height:header:arguments:)`` when it reduces both sides, else nil: what the
+    /// row-by-row reduce (`reduce_across.c`) takes as libjpeg's rows arrive and into the JPEG encoder. A
+    /// side kept at its size (a `fill` of the source's width) is left to libvips' reduce of a decode held
+    /// whole, and the memory estimates count that image.
+    func lanczosShrinkOfBothSides(
+        width: Int, height: Int, header: SourceHeader, arguments: (width: Int, height: Int, size: Int32, crop: Int32)
+    ) -> (Double, Double)? {
+        guard let (across, down) = lanczosShrink(width: width, height: height, header: header, arguments: arguments),
+            across > 1, down > 1
+        else { return nil }
+        return (across, down)
+    }
+
     /// An image already reduced to its forced size, in memory, when `thumbnail` would have nothing left to
     /// do with it: no colour conversion (the source is not colour-managed) and no turn (orientation 1).
     /// `thumbnail` then leaves every sample as it is, so its pipeline and its copy into memory (on

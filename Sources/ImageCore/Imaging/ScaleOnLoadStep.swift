@@ -101,7 +101,7 @@ struct ScaleOnLoadStep {
     func reduceWhileDecoding(_ header: SourceHeader, shrink: Int) -> (across: Double, down: Double)? {
         let (width, height) = Self.decodedSize(header, shrink: shrink)
         guard 3 * width * height > Int(IPX_THREAD_BUFFER_MAX_BYTES) else { return nil }
-        return ResizeStep(box: box).lanczosShrink(
+        return ResizeStep(box: box).lanczosShrinkOfBothSides(
             width: width, height: height, header: header, arguments: box.thumbnailArguments(for: header)
         ).map { (across: $0.0, down: $0.1) }
     }

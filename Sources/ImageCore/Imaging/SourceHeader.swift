@@ -27,6 +27,10 @@ public struct SourceHeader: Sendable, Equatable {
     /// Bytes one decoded pixel takes, all bands (3 for 8-bit RGB, 8 for 16-bit RGBA): what a whole
     /// decode kept in memory (``DecodedSource``) holds per pixel. 4 unless read from a file.
     public var decodedPixelBytes = 4
+    /// Bands of the decoded image (1 grey, 2 grey with alpha, 3 RGB, 4 RGBA): with
+    /// ``decodedPixelBytes`` it tells 8-bit samples (one byte a band) from 16-bit ones. 0 unless read from
+    /// a file.
+    public var bands = 0
     /// The image has an alpha band (grey or RGB with alpha).
     public var hasAlpha = false
 
@@ -107,6 +111,7 @@ public struct SourceHeader: Sendable, Equatable {
         self.colourManaged = colourManaged != 0
         self.wideGamutProfile = colourManaged == 2
         self.decodedPixelBytes = (1...64).contains(Int(pixelBytes)) ? Int(pixelBytes) : 4
+        self.bands = (1...64).contains(Int(bands)) ? Int(bands) : 0
         self.hasAlpha = bands == 2 || bands == 4
         // Each component's array is one block of libjpeg's; from 4 MiB on it is mapped rounded up to 2 MiB
         // (jpeg_memory.c), counted here for every component.
