@@ -48,10 +48,11 @@ public struct ImageTransformer: Sendable {
         public var maxTransformMilliseconds = 10_000
         /// Bytes all running transforms may hold together, each job's working set estimated from its
         /// header before decoding; a job waits for its share, one larger than the whole budget runs alone
-        /// (`maxSourcePixels` caps any one job); 0 = no budget. Default 192 MiB: three quarters of the
-        /// default memory tier, the most the tier lends to transforms, so the tier and the transforms
-        /// running beside it hold at most the tier's budget together.
-        public var maxTransformBytes = 201_326_592
+        /// (`maxSourcePixels` caps any one job); 0 = no budget. Default 256 MiB: the default memory
+        /// tier's budget, which the tier lends to transforms whole, so the tier and the transforms running
+        /// beside it hold at most the tier's budget together. (192 MiB until session 41: with it a srcset
+        /// of large PNG/WebP sources kept few decodes and ran 20-23% slower, `bench/RESULTS.md`.)
+        public var maxTransformBytes = 268_435_456
         /// Encoder defaults.
         public var encoding = EncodingSettings()
         /// The font family `text=` overlays are drawn in (`overlays.font`). Default `DejaVu Sans` (Debian's

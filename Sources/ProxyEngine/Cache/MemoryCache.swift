@@ -11,8 +11,8 @@ import Synchronization
 /// the budget bounds the memory the tier costs the process, not the sum of the bodies' lengths.
 ///
 /// The tier lends its budget to running transforms (``TransformMemoryLender``): while transforms hold
-/// reserved memory, the tier holds that much less, up to three quarters of its budget (the hottest
-/// quarter stays), evicting least recently used entries to make room (they stay on disk). Cache and
+/// reserved memory, the tier holds that much less, up to all of its budget, evicting least recently used
+/// entries to make room (they stay on disk: a later request is a disk hit). Cache and
 /// transforms together then stay near the budget instead of adding up: a large PNG decoding beside a full
 /// tier is what made the process's peak.
 public final class MemoryCache: TransformMemoryLender {
@@ -81,10 +81,12 @@ public final class MemoryCache: TransformMemoryLender {
     /// Entries evicted since start.
     public var evictions: Int { evictionCount.load(ordering: .relaxed) }
 
-    /// Most of the budget lent to transforms at once: three quarters (the default transforms' budget,
-    /// `image.maxTransformBytes`, is that share of the default tier), so a quarter of the hottest
-    /// variants stays in memory whatever runs.
-    public var maxLentBytes: Int { capacityBytes / 4 * 3 }
+    /// Most of the budget lent to transforms at once: all of it (the default transforms' budget,
+    /// `image.maxTransformBytes`, is the default tier's), so the tier and the transforms together never
+    /// hold more than the tier's budget. Until session 41 a quarter stayed with the hottest variants and
+    /// the transforms had three quarters; kept decodes (one decode for a srcset) need the room more, and
+    /// a variant evicted by a loan is a disk hit, not a miss.
+    public var maxLentBytes: Int { capacityBytes }
 
     /// Bytes lent to running transforms now.
     public var lentBytes: Int { state.withLock { $0.lent } }

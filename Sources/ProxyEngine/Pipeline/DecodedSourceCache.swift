@@ -15,7 +15,7 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
     /// How much is kept and for how long; the defaults are the service's (`image.decodedSource*`).
     public struct Settings: Sendable, Equatable {
         /// Most bytes of decodes kept (`image.decodedSourceBytes`); 0 keeps none. Default 128 MiB, inside
-        /// the transform memory budget (192 MiB), which running transforms take first.
+        /// the transform memory budget (256 MiB), which running transforms take first.
         public var capacity = 134_217_728
         /// How long a decode nobody uses is kept (`image.decodedSourceSeconds`). Default 20 s.
         public var lifetime: Duration = .seconds(20)
