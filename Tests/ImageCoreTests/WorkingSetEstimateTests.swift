@@ -29,6 +29,11 @@ import TestSupport
         #expect(bytesPerOutputPixel(ResizeBox(width: 600, height: 500, fit: .fill)) == 6)
         #expect(bytesPerOutputPixel(ResizeBox(width: 250, height: 1200, fit: .fill)) == 12)
         #expect(bytesPerOutputPixel(ResizeBox(width: 600, height: 500, fit: .cover)) == 12, "a crop: thumbnail's")
+        // A real alpha: 7 bytes a source pixel (premultiplied in floating point), 12 an output pixel and
+        // 32 MiB of slack (a fresh-clone CI run measured a 3000x3000 RGBA WebP at 1000 px 14 MB over 8 MiB).
+        let box = ResizeBox(width: 600, height: 500, fit: .fill)
+        #expect(box.estimatedBytesFromWholeDecode(for: header, realAlpha: true)
+            == 7 * 3000 * 2000 + 12 * box.estimatedOutputPixels(for: header) + (32 << 20))
     }
 
     /// Issue #34: a JPEG that libjpeg decodes and the reduce takes to a forced size as the rows arrive
