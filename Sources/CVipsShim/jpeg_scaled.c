@@ -65,14 +65,16 @@ static void ipx_scaled_progress(j_common_ptr info) {
 
 static void ipx_scaled_silent(j_common_ptr info) { (void)info; }
 
-/* What the decoded rows go through: nothing (reduce == 0: into a memory image of the decode's size), or a
- * reduce to the output as they arrive (the decode's planned size, and the shrinks); with `writer`, the
- * reduce's rows are encoded as they are made instead of kept in an image. */
+/* What the decoded rows go through: nothing (reduce == 0: into a memory image of the decode's size, the
+ * thread's reused buffer when it fits, or memory of the image's own with `own_memory`), or a reduce to the
+ * output as they arrive (the decode's planned size, and the shrinks); with `writer`, the reduce's rows are
+ * encoded as they are made instead of kept in an image. */
 struct ipx_scaled_reduce {
     int reduce;
     int width, height;
     double hshrink, vshrink;
     ipx_jpeg_writer *writer;
+    int own_memory;
 };
 
 static int ipx_jpeg_decode(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
@@ -130,7 +132,8 @@ static int ipx_jpeg_decode(const void *buffer, size_t length, int shrink, int or
     } else {
         /* Into this thread's reused buffer when it fits (thread_buffer.c): libjpeg writes every row below
            before the image is handed out, and a decode stopped part-way unrefs the image unread. */
-        image = ipx_thread_buffer_image(width, height, bands, interpretation);
+        image = reduce.own_memory ? ipx_pixel_image(width, height, bands, interpretation)
+                                  : ipx_thread_buffer_image(width, height, bands, interpretation);
         if (!image) longjmp(error.jump, 1);
     }
     /* The profile is read from the saved APP2 markers while libjpeg still holds them, and attached to the
@@ -185,6 +188,13 @@ static int ipx_jpeg_decode(const void *buffer, size_t length, int shrink, int or
 int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
                            long long deadline_ns, VipsImage **out) {
     return ipx_jpeg_decode(buffer, length, shrink, orientation, max_pixels, deadline_ns, (struct ipx_scaled_reduce){0}, out);
+}
+
+int ipx_jpeg_decode_scaled_owned(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
+                                 long long deadline_ns, VipsImage **out) {
+    struct ipx_scaled_reduce whole = {0};
+    whole.own_memory = 1;
+    return ipx_jpeg_decode(buffer, length, shrink, orientation, max_pixels, deadline_ns, whole, out);
 }
 
 int ipx_jpeg_decode_reduced(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,

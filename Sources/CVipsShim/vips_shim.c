@@ -121,6 +121,10 @@ int ipx_vips_copy_into_pixels(VipsImage *in, VipsImage **out) {
     return 0;
 }
 
+int ipx_vips_copy_lazy(VipsImage *in, VipsImage **out) {
+    return vips_copy(in, out, NULL);
+}
+
 int ipx_vips_copy_with_orientation(VipsImage *in, VipsImage **out, int orientation) {
     if (vips_copy(in, out, NULL)) {
         return -1;

@@ -36,6 +36,24 @@ import TestSupport
             == 7 * 3000 * 2000 + 12 * box.estimatedOutputPixels(for: header) + (32 << 20))
     }
 
+    /// A progressive JPEG's decode held whole to be kept reserves the decode, its coefficient buffer, the
+    /// encoder's buffer and the slack (the reduce hands its rows to the encoder); a variant from a kept
+    /// decode at 1/2 counts that decode's pixels, not the source's.
+    @Test func aJPEGDecodeHeldToBeKeptReservesTheDecode() throws {
+        var header = SourceHeader(width: 5120, height: 2880, frames: 1, orientation: 1, colourManaged: false, jpegCoefficientBytes: 88 << 20)
+        header.bands = 3
+        let box = ResizeBox(width: 1920, height: nil, fit: .contain)
+        let output = box.estimatedOutputPixels(for: header)
+        let decode = 3 * 2561 * 1441
+        #expect(box.estimatedBytesDecodingJPEGInMemory(for: header, encoderCoefficientBytes: 3, reduceEncoded: true, holdingTheDecode: true)
+            == decode + (88 << 20) + 2 * output + (16 << 20))
+        #expect(box.estimatedBytesDecodingJPEGInMemory(for: header, encoderCoefficientBytes: 3, reduceEncoded: false, holdingTheDecode: true)
+            == decode + (88 << 20) + 5 * output + (16 << 20), "the reduce's image too when it is not encoded as it is made")
+        // From a kept 1/2 decode (2560x1440): 2 bytes a decoded pixel, 3 an output pixel, 12 MiB.
+        #expect(box.estimatedBytesFromWholeDecode(for: header, decodedShrink: 2, realAlpha: false, reduceEncoded: true)
+            == 2 * 2560 * 1440 + 3 * output + (12 << 20))
+    }
+
     /// Issue #34: a JPEG that libjpeg decodes and the reduce takes to a forced size as the rows arrive
     /// reserves the rows the reduce's taps span, not the decode: a 5120x2880 photograph at 3840 px (a
     /// whole decode of 44 MB) reserves under 1 MiB beyond the reduce's output, the encoder's buffer and

@@ -38,7 +38,7 @@ import TestSupport
         #expect(budget.reservedBytes == 0 && cache.count == 0)
     }
 
-    @Test func theIdentityFollowsTheBytesAndOnlyPNGGIFAndWebPHaveOne() throws {
+    @Test func theIdentityFollowsTheBytesAndOnlyPNGGIFWebPAndJPEGHaveOne() throws {
         let red = try TestImages.solid(width: 60, height: 40, red: 255, green: 0, blue: 0).encoded(as: .png).bytes
         let blue = try TestImages.solid(width: 60, height: 40, red: 0, green: 0, blue: 255).encoded(as: .png).bytes
         #expect(red.count == blue.count, "same size: only the hash tells them apart")
@@ -46,7 +46,9 @@ import TestSupport
         #expect(first != nil && first == DecodedSourceCache.identity(sourceKey: "k", bytes: red))
         #expect(first != DecodedSourceCache.identity(sourceKey: "k", bytes: blue))
         #expect(first != DecodedSourceCache.identity(sourceKey: "other", bytes: red))
-        #expect(DecodedSourceCache.identity(sourceKey: "k", bytes: try TestImages.jpeg(width: 60, height: 40)) == nil)
+        #expect(DecodedSourceCache.identity(sourceKey: "k", bytes: try TestImages.jpeg(width: 60, height: 40)) != nil)
+        #expect(DecodedSourceCache.identity(sourceKey: "k", bytes: try TestImages.heic(TestImages.gradient(width: 64, height: 64))) == nil)
+        #expect(DecodedSourceCache.identity(sourceKey: "k", bytes: Array("not an image".utf8)) == nil)
         #expect(DecodedSourceCache.identity(sourceKey: "k", bytes: try TestImages.gradient(width: 60, height: 40).encoded(as: .webp).bytes) != nil)
     }
 
@@ -269,9 +271,47 @@ import TestSupport
         off.keep(small, for: "a")
         #expect(!off.isEnabled && off.count == 0 && budget.reservedBytes == 0)
     }
+
+    /// A decode that took long per byte outlives a cheaper one that was used more recently: room is made
+    /// from the decode that saves least per byte (GreedyDual-Size), and an unused one still goes in time.
+    @Test func roomIsMadeFromTheDecodeThatSavesLeastPerByte() throws {
+        let image = try Self.decode(width: 400, height: 300).image
+        let expensive = DecodedSource(image: image, decodeCost: .milliseconds(200))
+        let cheap = DecodedSource(image: image, decodeCost: .milliseconds(10))
+        let third = DecodedSource(image: image, decodeCost: .milliseconds(10))
+        let budget = TransformMemoryBudget(capacity: 10 << 20)
+        // Room for two decodes of 360,000 bytes.
+        let cache = DecodedSourceCache(settings: Self.settings(capacity: 800_000), budget: budget)
+        cache.keep(expensive, for: "a|1|1")
+        cache.keep(cheap, for: "b|1|1")
+        try #require(cache.lease("b|1|1")).end()  // the cheap one used last
+        cache.keep(third, for: "c|1|1")
+        let stays = cache.lease("a|1|1")
+        #expect(stays != nil, "the expensive decode stays though used less recently")
+        stays?.end()
+        #expect(cache.lease("b|1|1") == nil, "the cheap one made room")
+        #expect(cache.holdsDecode(ofSourceKey: "a") && cache.holdsDecode(ofSourceKey: "c") && !cache.holdsDecode(ofSourceKey: "b"))
+        cache.removeAll()
+        #expect(budget.reservedBytes == 0 && !cache.holdsDecode(ofSourceKey: "a"))
+    }
+
+    /// The transform queue asks whether a source has a decode kept by its key alone, whatever its bytes.
+    @Test func aDecodeIsFoundBySourceKey() throws {
+        let png = try TestImages.gradient(width: 60, height: 40).encoded(as: .png).bytes
+        let identity = try #require(DecodedSourceCache.identity(sourceKey: "https://a.example/x|y.png", bytes: png))
+        #expect(DecodedSourceCache.sourceKey(ofIdentity: identity) == "https://a.example/x|y.png")
+        let budget = TransformMemoryBudget(capacity: 10 << 20)
+        let cache = DecodedSourceCache(settings: Self.settings(capacity: 1 << 20), budget: budget)
+        #expect(!cache.holdsDecode(ofSourceKey: "https://a.example/x|y.png"))
+        cache.keep(try DecodedSource.decoding(png, deadline: nil), for: identity)
+        #expect(cache.holdsDecode(ofSourceKey: "https://a.example/x|y.png"))
+        #expect(!cache.holdsDecode(ofSourceKey: "https://a.example/x"))
+        cache.removeAll()
+    }
 }
 
 /// The jobs admitted and not ended yet (an id and the bytes reserved), as the tasks that waited report them.
 private final class AdmittedJobs: Sendable {
     let list = Mutex<[(id: Int, bytes: Int)]>([])
+
 }

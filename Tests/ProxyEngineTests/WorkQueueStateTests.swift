@@ -67,6 +67,42 @@ import Testing
         #expect(state.nextToStart()?.key == "run")
         #expect(state.runningCount == 1 && state.waitingCount == 0)
     }
+
+    /// A waiting job whose group is preferred (its source's decode is kept) starts before the jobs ahead
+    /// of it of its priority, never before a higher priority, and each job it passes is passed at most
+    /// ``WorkQueueState/maxPasses`` times in all.
+    @Test func aPreferredGroupGoesFirstAFewPlacesAtMost() {
+        var state = WorkQueueState(slots: 1, maxQueued: 20)
+        _ = state.join(key: "busy", priority: .high)
+        _ = state.join(key: "old", priority: .high, group: "cold")
+        for index in 0..<6 { _ = state.join(key: "warm\(index)", priority: .high, group: "warm") }
+        _ = state.join(key: "prefetch", priority: .low, group: "warm")
+        var started: [String] = []
+        var finishing = (key: "busy", job: state.job(for: "busy")!.id)
+        while true {
+            _ = state.finish(key: finishing.key, job: finishing.job)
+            guard let next = state.nextToStart(preferring: { $0 == "warm" }) else { break }
+            started.append(next.key)
+            finishing = next
+        }
+        #expect(started == ["warm0", "warm1", "warm2", "warm3", "old", "warm4", "warm5", "prefetch"], "\(started)")
+        #expect(WorkQueueState.maxPasses == 4)
+    }
+
+    @Test func withoutAPreferenceTheOrderIsArrival() {
+        var state = WorkQueueState(slots: 1, maxQueued: 20)
+        _ = state.join(key: "busy", priority: .high)
+        for key in ["a", "b", "c"] { _ = state.join(key: key, priority: .high, group: key) }
+        _ = state.finish(key: "busy", job: state.job(for: "busy")!.id)
+        let first = state.nextToStart(preferring: { _ in false })?.key
+        #expect(first == "a")
+        _ = state.finish(key: "a", job: state.job(for: "a")!.id)
+        let second = state.nextToStart(preferring: { $0 == "c" })?.key
+        #expect(second == "c", "c passes b")
+        _ = state.finish(key: "c", job: state.job(for: "c")!.id)
+        let third = state.nextToStart(preferring: { $0 == "c" })?.key
+        #expect(third == "b")
+    }
 }
 
 extension WorkQueueState.JoinResult {
@@ -74,4 +110,5 @@ extension WorkQueueState.JoinResult {
         if case .start = self { return true }
         return false
     }
+
 }

@@ -11,13 +11,16 @@ import TestSupport
 @testable import ProxyServer
 
 /// One decode for a srcset (#34), through the real server: the widths of one PNG made from one whole
-/// decode, byte for byte what separate decodes make, and a changed source never resized from the old
-/// decode.
+/// decode, byte for byte what separate decodes make; the widths of a progressive JPEG made from one
+/// decode at its DCT scale; and a changed source never resized from the old decode.
 @Suite(.timeLimit(.minutes(1))) struct SrcsetDecodeTests {
     static let photo = try! TestImages.noise(width: 1200, height: 800, bands: 3).encoded(as: .png).bytes
     static let red = try! TestImages.solid(width: 600, height: 400, red: 255, green: 0, blue: 0).encoded(as: .png).bytes
     static let blue = try! TestImages.solid(width: 600, height: 400, red: 0, green: 0, blue: 255).encoded(as: .png).bytes
     static let webp = try! TestImages.noise(width: 1200, height: 800, bands: 3).encoded(as: .webp).bytes
+    static let progressive = try! TestImages.jpeg(
+        TestImages.noise(width: 2400, height: 1600, bands: 3), quality: 92, progressive: true, subsample: false)
+    static let baseline = try! TestImages.jpeg(TestImages.noise(width: 2400, height: 1600, bands: 3), quality: 92)
 
     func withServer(
         keeping bytes: Int = 64 << 20, _ body: @Sendable (any TestClientProtocol, String, TestOrigin, ProxyRuntime) async throws -> Void
@@ -25,6 +28,8 @@ import TestSupport
         let origin = TestOrigin([
             "/photo.png": .init(bytes: Self.photo, contentType: "image/png"),
             "/photo.webp": .init(bytes: Self.webp, contentType: "image/webp"),
+            "/progressive.jpg": .init(bytes: Self.progressive, contentType: "image/jpeg"),
+            "/baseline.jpg": .init(bytes: Self.baseline, contentType: "image/jpeg"),
             "/changing.png": .init(bytes: Self.red, contentType: "image/png", headers: [("Cache-Control", "max-age=1")]),
         ])
         try await origin.run { base in
@@ -85,6 +90,25 @@ import TestSupport
             }
             #expect(Self.count(.kept, in: runtime) == 1, "the 1000 px variant's whole decode")
             #expect(Self.count(.hit, in: runtime) == 3)
+        }
+    }
+
+    /// A progressive JPEG's wide width keeps its decode at its DCT scale, and the narrower widths (and the
+    /// source's own width) are made from it; a baseline JPEG's widths are decoded one by one, as before.
+    @Test func theWidthsOfAProgressiveJPEGShareOneDecode() async throws {
+        try await withServer { proxy, base, _, runtime in
+            for width in [1200, 640, 500, 2400] {
+                let answer = try await proxy.image([("url", base + "/progressive.jpg"), ("w", String(width)), ("format", "jpeg")])
+                #expect(answer.status == .ok, "\(answer.text)")
+                #expect(try VipsImage.decode(answer.bytes).width == width)
+            }
+            #expect(Self.count(.kept, in: runtime) == 1, "the 1200 px variant's 1/1 decode")
+            #expect(Self.count(.hit, in: runtime) == 3)
+            for width in [1200, 640] {
+                let answer = try await proxy.image([("url", base + "/baseline.jpg"), ("w", String(width)), ("format", "jpeg")])
+                #expect(answer.status == .ok, "\(answer.text)")
+            }
+            #expect(Self.count(.kept, in: runtime) == 1 && Self.count(.hit, in: runtime) == 3, "nothing kept of a baseline file")
         }
     }
 

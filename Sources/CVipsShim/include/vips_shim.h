@@ -61,6 +61,10 @@ int ipx_webp_strip_metadata(const void *buffer, size_t length, void **out, size_
 /// The same, keeping the ICCP chunk when keep_icc.
 int ipx_webp_strip_metadata_but_icc(const void *buffer, size_t length, int keep_icc, void **out, size_t *out_length);
 
+/// `in` unchanged behind an image of its own (vips_copy: no pixel is copied until it is evaluated), whose
+/// kill flag stops only what reads through it.
+int ipx_vips_copy_lazy(VipsImage *in, VipsImage **out);
+
 /// Converts to sRGB (or leaves sRGB as is).
 int ipx_vips_to_srgb(VipsImage *in, VipsImage **out);
 /// Converts to one-band greyscale (alpha kept).
@@ -160,6 +164,11 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
 /// its progress monitor); -1: out of memory.
 int ipx_jpeg_decode_scaled(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
                            long long deadline_ns, VipsImage **out);
+
+/// ipx_jpeg_decode_scaled into an image with memory of its own (ipx_pixel_image), never the thread's reused
+/// buffer: for a decode kept after the transform and read by others (DecodedSource). The same returns.
+int ipx_jpeg_decode_scaled_owned(const void *buffer, size_t length, int shrink, int orientation, long long max_pixels,
+                                 long long deadline_ns, VipsImage **out);
 
 /// ipx_jpeg_decode_scaled reduced by Lanczos3 `hshrink` across and `vshrink` down (both > 1) as its rows
 /// arrive (ipx_reduce_stream_new), never holding the whole decode: the bytes ipx_reduce_lanczos3_in_memory

@@ -3,9 +3,11 @@ import CVipsShim
 /// A source decoded whole into memory, kept for a short time so that the other widths of a srcset are
 /// resized from it instead of decoding the same bytes again (ProxyEngine's `DecodedSourceCache`).
 ///
-/// Only formats whose decoders cannot scale are kept this way (PNG, GIF and a still WebP, which libwebp
-/// decodes whole whatever it scales to; ``ImageTransformer/keepsWholeDecode(of:box:format:)``): a JPEG's
-/// DCT-scaled decode is cheaper than resizing a whole decode, so it is decoded per variant as before.
+/// Formats whose decoders cannot scale are kept whole (PNG, GIF and a still WebP, which libwebp decodes
+/// whole whatever it scales to; ``ImageTransformer/keepsWholeDecode(of:box:format:)``). A JPEG is kept at
+/// the DCT scale libjpeg decoded it at for a wide variant (``shrink``, ``ImageTransformer/keptJPEGShrink(of:box:format:)``),
+/// where that decode is too large for the thread's reused buffer: the narrower widths that would decode
+/// at that scale or the next one down are reduced from it instead.
 ///
 /// Sendable by construction: the image is in memory and its pixels and metadata are never written after
 /// it is made; libvips lets any number of pipelines on any threads read an image in memory (each makes
@@ -21,9 +23,17 @@ public final class DecodedSource: @unchecked Sendable {
     public let bytes: Int
     /// It has an alpha band that is not opaque everywhere: resizes premultiply it (in floating point).
     public let hasRealAlpha: Bool
+    /// The DCT scale a JPEG was decoded at (1/`shrink` of each side, rounded up, as libjpeg does); 1 for a
+    /// whole decode.
+    public let shrink: Int
+    /// The time the decode took (wall time: libvips' loader decodes on its own threads): what keeping it
+    /// saves each variant made from it (the cache keeps the decodes that save most per byte longest).
+    public let decodeCost: Duration
 
-    init(image: VipsImage) {
+    init(image: VipsImage, shrink: Int = 1, decodeCost: Duration = .zero) {
         self.image = image
+        self.shrink = shrink
+        self.decodeCost = decodeCost
         width = image.width
         height = image.height
         bytes = Int(ipx_vips_memory_bytes(image.pointer))
@@ -39,10 +49,11 @@ public final class DecodedSource: @unchecked Sendable {
     /// - Throws: ``ImagingError/undecodable``; ``ImagingError/processingFailed`` when memory for the image
     ///   could not be had.
     static func decoding(_ bytes: [UInt8], header: SourceHeader? = nil, deadline: TransformDeadline?) throws(ImagingError) -> DecodedSource {
+        let started = ContinuousClock.now
         if let header, SourceFormat(sniffing: bytes) == .webp,
             let image = try ScaleOnLoadStep.decodeWebP(bytes, scale: 1, header: header, deadline: deadline, ownMemory: true)
         {
-            return DecodedSource(image: image)
+            return DecodedSource(image: image, decodeCost: ContinuousClock.now - started)
         }
         let decoded: UnsafeMutablePointer<_VipsImage>? = bytes.withUnsafeBytes { raw in
             var lazy: UnsafeMutablePointer<_VipsImage>?
@@ -69,11 +80,24 @@ public final class DecodedSource: @unchecked Sendable {
             _ = Vips.takeError()
             throw .undecodable
         }
-        return DecodedSource(image: VipsImage(taking: decoded))
+        return DecodedSource(image: VipsImage(taking: decoded), decodeCost: ContinuousClock.now - started)
     }
 
-    /// Whether this decode is of a source with `header`'s size.
+    /// A JPEG decoded by libjpeg at 1/`shrink` into memory of its own (``ScaleOnLoadStep/decodeScaled(_:shrink:header:deadline:reducing:ownMemory:)``),
+    /// stopped by `deadline`; nil when libjpeg declines the file (libvips' loader decides how it is answered).
+    /// - Throws: ``ImagingError/undecodable`` past the deadline; ``ImagingError/tooManyScans(limit:)``.
+    static func decodingJPEG(
+        _ bytes: [UInt8], shrink: Int, header: SourceHeader, deadline: TransformDeadline?
+    ) throws(ImagingError) -> DecodedSource? {
+        let started = ContinuousClock.now
+        guard let image = try ScaleOnLoadStep.decodeScaled(bytes, shrink: shrink, header: header, deadline: deadline, ownMemory: true)
+        else { return nil }
+        return DecodedSource(image: image, shrink: shrink, decodeCost: ContinuousClock.now - started)
+    }
+
+    /// Whether this decode is of a source with `header`'s size (at its ``shrink``).
     func matches(_ header: SourceHeader) -> Bool {
-        width == header.width && height == header.height
+        let expected = ScaleOnLoadStep.decodedSize(header, shrink: shrink)
+        return width == expected.width && height == expected.height
     }
 }

@@ -166,6 +166,14 @@ public struct ImageTransformer: Sendable {
                 triesScaledFirst: false, decoded: decoded, reduceEncoder: reduceEncoder, decodesWhole: false, reservation: bytes,
                 fullReservation: bytes)
         }
+        if format == .jpeg, let decoded, usesKeptJPEGDecode(decoded, header: header, box: box) {
+            let bytes = box.estimatedBytesFromWholeDecode(
+                for: header, decodedShrink: decoded.shrink, realAlpha: false, reduceEncoded: encodesReduce) + extraBytes
+            return TransformPlan(
+                request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
+                triesScaledFirst: false, decoded: decoded, reduceEncoder: reduceEncoder, decodesWhole: false, reservation: bytes,
+                fullReservation: bytes)
+        }
         // From 7x on the resize is `thumbnail`'s either way, and decoding whole first costs more than
         // `thumbnail` reading the file as it decodes: only a kept decode is used there.
         if whole, makesWholeDecode(of: header, box: box, format: format) {
@@ -195,6 +203,18 @@ public struct ImageTransformer: Sendable {
         // were measured on that path.
         let encoderCoefficientBytes = jpegEncoderCoefficientBytes(request, choice)
         let keptSizeForAnotherEncoder = format == .jpeg && encoderCoefficientBytes == 0 && box.wholeDecodeIsTheVariant(for: header)
+        if !keptSizeForAnotherEncoder, let shrink = keptJPEGShrink(of: header, box: box, format: format) {
+            // Decoded into memory of its own and held whole, then reduced (or encoded as it is), and kept.
+            let holding = box.estimatedBytesDecodingJPEGInMemory(
+                for: header, encoderCoefficientBytes: encoderCoefficientBytes, reduceEncoded: encodesReduce, holdingTheDecode: true)
+                + extraBytes
+            var plan = TransformPlan(
+                request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
+                triesScaledFirst: false, decoded: nil, reduceEncoder: reduceEncoder, decodesWhole: true,
+                reservation: min(holding, full), fullReservation: full)
+            plan.wholeJPEGShrink = shrink
+            return plan
+        }
         let inMemory = box.mayDecodeJPEGInMemory(for: header, format: format) && !keptSizeForAnotherEncoder
             ? box.estimatedBytesDecodingJPEGInMemory(
                 for: header, encoderCoefficientBytes: encoderCoefficientBytes, reduceEncoded: encodesReduce) + extraBytes : full
@@ -221,13 +241,89 @@ public struct ImageTransformer: Sendable {
     /// decoded, as before, and never kept.
     static let maxWholeDecodeBytes = 64 << 20
 
-    /// Whether `bytes` are of a format whose variants may be made from a whole decode (PNG, GIF, WebP),
-    /// from their first bytes: the sources a decode may be kept of.
-    public static func decodesWhole(_ bytes: [UInt8]) -> Bool {
+    /// Whether `bytes` are of a format a decode may be kept of (PNG, GIF, WebP whole; JPEG at a DCT
+    /// scale), from their first bytes.
+    public static func keepsDecodes(of bytes: [UInt8]) -> Bool {
         switch SourceFormat(sniffing: bytes) {
-        case .png, .gif, .webp: true
+        case .png, .gif, .webp, .jpeg: true
         default: false
         }
+    }
+
+    /// The largest JPEG decode kept (3 bytes a pixel): 32 MiB, e.g. 1/1 of a 3840x2160 source or 1/2 of a
+    /// 5120x2880 one. Larger ones (1/1 of a 5 K source, 44 MB) would push a few smaller ones out of
+    /// ``DecodedSource``'s cache for the few widths only they serve.
+    static let maxKeptJPEGDecodeBytes = 32 << 20
+
+    /// Whether a JPEG's decode at 1/`shrink` is one to keep: a progressive (or multi-scan) file of 8-bit
+    /// colour (3 bands), decoded to more than the thread's reused buffer (`IPX_THREAD_BUFFER_MAX_BYTES`, 8
+    /// MiB: a thumbnail's decode is not kept, and its source's bytes are not hashed for it) and at most
+    /// ``maxKeptJPEGDecodeBytes``. libjpeg reads every scan of such a
+    /// file into its whole-image coefficient buffer whatever the scale, so each width decoded again costs
+    /// most of a whole decode (200 ms for a 5120x2880 wallpaper, against 20 ms to reduce a kept 1/2 decode
+    /// to 1080 px). A baseline file's DCT-scaled decode stays cheaper than holding and reducing a larger
+    /// decode (`bench/RESULTS.md`, session 42: keeping baseline decodes too cost the web-like srcset 3%).
+    static func keepsJPEGDecode(of header: SourceHeader, shrink: Int) -> Bool {
+        guard header.bands == 3, header.frames == 1, header.jpegCoefficientBytes > 0 else { return false }
+        let size = ScaleOnLoadStep.decodedSize(header, shrink: shrink)
+        let bytes = 3 * size.width * size.height
+        return bytes > Int(IPX_THREAD_BUFFER_MAX_BYTES) && bytes <= Self.maxKeptJPEGDecodeBytes
+    }
+
+    /// Whether the variant is made from a decode of `width` x `height` (the source's axes) in memory by the
+    /// Lanczos3 reduce alone (``ResizeStep/lanczosShrink(width:height:header:arguments:)``), or is that
+    /// decode as it is: what a kept JPEG decode is used for.
+    private func variantIsReduced(fromWidth width: Int, height: Int, header: SourceHeader, box: ResizeBox) -> Bool {
+        let fitted = box.coverBoxFitted(to: header)
+        let arguments = fitted.thumbnailArguments(for: header)
+        return ResizeStep(box: fitted).lanczosShrink(width: width, height: height, header: header, arguments: arguments) != nil
+            || ResizeBox.thumbnailKeepsTheSize(width: width, height: height, arguments: arguments)
+    }
+
+    /// The DCT scale at which this JPEG variant's own decode is held whole and kept for the source's next
+    /// widths (``DecodedSource``), or nil when it is decoded as before: a variant libjpeg decodes into
+    /// memory (``ResizeBox/mayDecodeJPEGInMemory(for:format:)``), reduced from that decode by Lanczos3
+    /// alone or equal to it, whose decode ``keepsJPEGDecode(of:shrink:)``. Such a decode would otherwise be
+    /// reduced as its rows arrive (``ScaleOnLoadStep/reduceWhileDecoding(_:shrink:)``); held, it costs
+    /// the same but for its pages.
+    func keptJPEGShrink(of header: SourceHeader, box: ResizeBox, format: SourceFormat?) -> Int? {
+        guard format == .jpeg, box.crop == nil, box.frames == 1, box.mayDecodeJPEGInMemory(for: header, format: format) else { return nil }
+        let shrink = box.coverBoxFitted(to: header).jpegShrink(for: header)
+        guard Self.keepsJPEGDecode(of: header, shrink: shrink) else { return nil }
+        let size = ScaleOnLoadStep.decodedSize(header, shrink: shrink)
+        return variantIsReduced(fromWidth: size.width, height: size.height, header: header, box: box) ? shrink : nil
+    }
+
+    /// Whether this JPEG variant is made from `decoded`, a decode of the same bytes kept by an earlier
+    /// variant, instead of decoding: its own decode would be at the kept decode's scale or the next one
+    /// down (1/4 from a kept 1/2: at most four times the pixels to reduce, which costs less than libjpeg's
+    /// Huffman decoding of the whole file again), and the variant is reduced from the kept decode by
+    /// Lanczos3 alone. A larger decode, reduced by Lanczos3, is at least as close to the source as a smaller
+    /// DCT-scaled one (`KeptJPEGDecodeTests`); the bytes differ from the variant's own decode's.
+    func usesKeptJPEGDecode(_ decoded: DecodedSource, header: SourceHeader, box: ResizeBox) -> Bool {
+        guard box.crop == nil, box.frames == 1, decoded.matches(header), box.mayDecodeJPEGInMemory(for: header, format: .jpeg)
+        else { return false }
+        let own = box.coverBoxFitted(to: header).jpegShrink(for: header)
+        guard decoded.shrink <= own, 2 * decoded.shrink >= own else { return false }
+        return variantIsReduced(fromWidth: decoded.width, height: decoded.height, header: header, box: box)
+    }
+
+    /// Whether the variant `plan` makes of `source` may use a kept decode of it, or keep its own
+    /// (``looksUpKeptDecode(of:box:format:)``).
+    public func looksUpKeptDecode(for plan: TransformPlan, source: [UInt8]) -> Bool {
+        looksUpKeptDecode(of: plan.header, box: plan.box, format: SourceFormat(sniffing: source))
+    }
+
+    /// Whether a variant may use a kept decode of its source, or keep its own: the pool then looks one up
+    /// under the source's identity (whose bytes are hashed only then). PNG, GIF and WebP where
+    /// ``keepsWholeDecode(of:box:format:)``; a JPEG whose own decode, or the next larger one, is one to keep.
+    func looksUpKeptDecode(of header: SourceHeader, box: ResizeBox, format: SourceFormat?) -> Bool {
+        if format == .jpeg {
+            guard box.crop == nil, box.frames == 1, box.mayDecodeJPEGInMemory(for: header, format: format) else { return false }
+            let own = box.coverBoxFitted(to: header).jpegShrink(for: header)
+            return Self.keepsJPEGDecode(of: header, shrink: own) || (own > 1 && Self.keepsJPEGDecode(of: header, shrink: own / 2))
+        }
+        return keepsWholeDecode(of: header, box: box, format: format)
     }
 
     /// Whether a variant that finds no kept decode decodes the source whole (and keeps it) rather than
@@ -315,7 +411,17 @@ public struct ImageTransformer: Sendable {
                 if let encoded = try encodedReducing(decoded, plan: plan, deadline: deadline) { return .encoded(encoded, kept: nil) }
                 image = try SourceSteps(box: plan.box).image(fromWhole: decoded, header: plan.header, deadline: deadline)
             } else if plan.decodesWhole {
-                let decoded = try DecodedSource.decoding(source, header: plan.header, deadline: deadline)
+                let decoded: DecodedSource
+                if let shrink = plan.wholeJPEGShrink {
+                    guard let jpeg = try DecodedSource.decodingJPEG(source, shrink: shrink, header: plan.header, deadline: deadline) else {
+                        // libjpeg declined the file: libvips' loader reads it, under its reservation.
+                        if reserved < plan.fullReservation, !grow(plan.fullReservation) { return .needsFullReservation }
+                        return try run(plan.withFullReservation, source: source, overlay: overlay, reserved: reserved, grow: grow, deadline: deadline)
+                    }
+                    decoded = jpeg
+                } else {
+                    decoded = try DecodedSource.decoding(source, header: plan.header, deadline: deadline)
+                }
                 guard decoded.matches(plan.header) else { throw ImagingError.undecodable }
                 if decoded.hasRealAlpha, reserved < plan.fullReservation, !grow(plan.fullReservation) {
                     return .needsFullReservation

@@ -55,21 +55,26 @@ extension ResizeBox {
     /// 3840 px grew the process by 94–96 MiB (138 the earlier way; 148 reserved now, 190 before); a
     /// 2400x2400 one to 1100 px by 21–44 MiB either way, which 3 bytes an output pixel less with 8 MiB
     /// would have covered by 4 KiB, so the constant is 4 MiB larger than the earlier way's.
-    func estimatedBytesFromWholeDecode(for header: SourceHeader, realAlpha: Bool, reduceEncoded: Bool = false) -> Int {
+    ///
+    /// `decodedShrink`: the decode is a JPEG's at that DCT scale (``DecodedSource/shrink``), whose pixels
+    /// stand for the source's.
+    func estimatedBytesFromWholeDecode(for header: SourceHeader, decodedShrink: Int = 1, realAlpha: Bool, reduceEncoded: Bool = false) -> Int {
         let fitted = coverBoxFitted(to: header)
         let step = ResizeStep(box: fitted), arguments = fitted.thumbnailArguments(for: header)
+        let (width, height) = ScaleOnLoadStep.decodedSize(header, shrink: decodedShrink)
         let reducedIsTheVariant = !realAlpha && !header.colourManaged && header.orientation <= 1
-            && step.lanczosShrink(width: header.width, height: header.height, header: header, arguments: arguments) != nil
-        let keptAtItsSize = !realAlpha && wholeDecodeIsTheVariant(for: header)
+            && step.lanczosShrink(width: width, height: height, header: header, arguments: arguments) != nil
+        let keptAtItsSize = !realAlpha
+            && (decodedShrink == 1 ? wholeDecodeIsTheVariant(for: header) : ResizeBox.thumbnailKeepsTheSize(width: width, height: height, arguments: arguments))
         // The step takes a reduce of both sides only; a side kept is reduced into an image as before.
         let encodedAsReduced = reducedIsTheVariant && reduceEncoded
-            && step.lanczosShrinkOfBothSides(width: header.width, height: header.height, header: header, arguments: arguments) != nil
+            && step.lanczosShrinkOfBothSides(width: width, height: height, header: header, arguments: arguments) != nil
         let outputBytesPerPixel = encodedAsReduced ? 3 : reducedIsTheVariant || keptAtItsSize ? 6 : 4 * 3
         // A real alpha is resized premultiplied in floating point by libvips' threads, whose buffers vary
         // most: a 3000x3000 RGBA WebP to 1000 px grew 139.0 MB in a fresh-clone CI run, against 124.6
         // reserved with 8 MiB (session 41), so 32 MiB.
         let slack = realAlpha ? 32 << 20 : encodedAsReduced ? 12 << 20 : 8 << 20
-        return (realAlpha ? 7 : 2) * header.width * header.height + outputBytesPerPixel * estimatedOutputPixels(for: header) + slack
+        return (realAlpha ? 7 : 2) * width * height + outputBytesPerPixel * estimatedOutputPixels(for: header) + slack
     }
 
     /// The memory a transform needs whose JPEG libjpeg decodes into memory at its shrink and the pool
@@ -96,7 +101,13 @@ extension ResizeBox {
     ///
     /// `reduceEncoded`: the reduce hands its rows straight to the JPEG encoder (``ReducedJPEGEncoder``), so
     /// when the decode is reduced as its rows arrive the reduce's output is not held and not counted.
-    func estimatedBytesDecodingJPEGInMemory(for header: SourceHeader, encoderCoefficientBytes: Int, reduceEncoded: Bool = false) -> Int {
+    ///
+    /// `holdingTheDecode`: the decode is held whole to be kept (``ImageTransformer/keptJPEGShrink(of:box:format:)``)
+    /// and reduced afterwards: the decode counted whole, and the reduce's output unless the reduce hands
+    /// its rows to the encoder.
+    func estimatedBytesDecodingJPEGInMemory(
+        for header: SourceHeader, encoderCoefficientBytes: Int, reduceEncoded: Bool = false, holdingTheDecode: Bool = false
+    ) -> Int {
         let fitted = coverBoxFitted(to: header)
         let shrink = fitted.jpegShrink(for: header)
         let decoded = (header.width / shrink + 1) * (header.height / shrink + 1)
@@ -105,7 +116,7 @@ extension ResizeBox {
             return 3 * decoded + header.jpegCoefficientBytes + (encoderCoefficientBytes + 2) * output + (16 << 20)
         }
         let decodeBytes: Int
-        let reduce = ScaleOnLoadStep(box: fitted).reduceWhileDecoding(header, shrink: shrink)
+        let reduce = holdingTheDecode ? nil : ScaleOnLoadStep(box: fitted).reduceWhileDecoding(header, shrink: shrink)
         if let reduce {
             let columns = header.width / shrink + 1
             decodeBytes = 3 * columns * (Int((6 * reduce.down).rounded(.up)) + 1) + 28 * columns
@@ -113,7 +124,8 @@ extension ResizeBox {
             decodeBytes = 3 * decoded
         }
         let outputCopies = header.colourManaged || header.orientation > 1 ? 2 : 1
-        let outputImageBytes = reduceEncoded && reduce != nil ? 0 : 3 * outputCopies * output
+        let encodedAsReduced = reduceEncoded && (reduce != nil || holdingTheDecode)
+        let outputImageBytes = encodedAsReduced ? 0 : 3 * outputCopies * output
         return decodeBytes + header.jpegCoefficientBytes + outputImageBytes + 2 * output + (16 << 20)
     }
 

@@ -93,12 +93,13 @@ struct ResizeStep {
         let premultiply: Int32 = decoded.hasRealAlpha ? 1 : 0
         let arguments = box.thumbnailArguments(for: header)
         let toSRGB: Int32 = header.colourManaged ? 1 : 0
-        let reduction = box.reduction(for: header)
+        // From the decode (a JPEG's is at its DCT scale).
+        let reduction = box.reduction(for: header) / Double(decoded.shrink)
         var input = whole
-        if Self.thumbnailKeepsTheSize(of: whole, arguments: arguments),
-            let finished = try Self.finishedWithoutThumbnail(whole, header: header, deadline: deadline)
-        {
-            return try coverCropped(finished)
+        if Self.thumbnailKeepsTheSize(of: whole, arguments: arguments), !header.colourManaged, header.orientation <= 1 {
+            // The decode is the variant: handed on through a lazy copy of its own, which the encoder reads and
+            // the deadline may kill, so that a kill flag never lands on the decode other transforms read.
+            return try coverCropped(try whole.producing { ipx_vips_copy_lazy($0, $1) })
         }
         if let reduced = try reducedToForcedSize(whole, header: header, arguments: arguments, premultiply: premultiply) {
             if let finished = try Self.finishedWithoutThumbnail(reduced, header: header, deadline: deadline) { return try coverCropped(finished) }

@@ -182,12 +182,14 @@ struct ScaleOnLoadStep {
     /// than `header` says, any warning or error: libvips then decides how the file is answered, for every
     /// variant alike). The image carries the source's ICC profile and `header`'s orientation. With
     /// `reducing`, the decode is reduced by Lanczos3 by those shrinks as its rows arrive
-    /// (``reduceWhileDecoding(_:shrink:)``): the image is the reduce's.
+    /// (``reduceWhileDecoding(_:shrink:)``): the image is the reduce's. `ownMemory` (without `reducing`):
+    /// into memory of the image's own rather than the thread's reused buffer, for a decode kept after the
+    /// transform (``DecodedSource``).
     /// - Throws: ``ImagingError/undecodable`` when the deadline passed (the deadline is expired first);
     ///   ``ImagingError/tooManyScans(limit:)`` when libjpeg reached more scans than the limit.
     static func decodeScaled(
         _ bytes: [UInt8], shrink: Int, header: SourceHeader, deadline: TransformDeadline?,
-        reducing: (across: Double, down: Double)? = nil
+        reducing: (across: Double, down: Double)? = nil, ownMemory: Bool = false
     ) throws(ImagingError) -> VipsImage? {
         var image: UnsafeMutablePointer<_VipsImage>?
         let orientation = Int32(header.orientation), pixels = Int64(header.width * header.height)
@@ -195,8 +197,11 @@ struct ScaleOnLoadStep {
         let decoded = Self.decodedSize(header, shrink: shrink)
         let status = bytes.withUnsafeBytes { raw in
             guard let reducing else {
-                return ipx_jpeg_decode_scaled(
-                    raw.baseAddress, raw.count, Int32(shrink), orientation, pixels, deadlineNanoseconds, &image)
+                return ownMemory
+                    ? ipx_jpeg_decode_scaled_owned(
+                        raw.baseAddress, raw.count, Int32(shrink), orientation, pixels, deadlineNanoseconds, &image)
+                    : ipx_jpeg_decode_scaled(
+                        raw.baseAddress, raw.count, Int32(shrink), orientation, pixels, deadlineNanoseconds, &image)
             }
             return ipx_jpeg_decode_reduced(
                 raw.baseAddress, raw.count, Int32(shrink), orientation, pixels, deadlineNanoseconds,

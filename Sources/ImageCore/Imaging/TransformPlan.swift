@@ -19,9 +19,13 @@ public struct TransformPlan: Sendable {
     let triesScaledFirst: Bool
     /// The DC-only decoder declined this source in an earlier run: it is not tried again.
     var eighthDeclined = false
-    /// A JPEG asked for at its own size for an encoder other than libjpeg's: libvips' loader reads it (as
-    /// before the decode could be the variant), under the loader's reservation.
+    /// libvips' loader reads the JPEG, under the loader's reservation: one asked for at its own size for an
+    /// encoder other than libjpeg's (as before the decode could be the variant), or one whose decode to
+    /// keep (``wholeJPEGShrink``) libjpeg declined.
     var leavesKeptSizeToLoader = false
+    /// With ``decodesWhole``, a JPEG decoded by libjpeg at 1/this scale into memory of its own, held whole
+    /// and kept (``ImageTransformer/keptJPEGShrink(of:box:format:)``); nil for a whole decode of another format.
+    var wholeJPEGShrink: Int?
     /// The source decoded whole by an earlier transform, resized from instead of decoding (its memory is
     /// held by whoever keeps it, not by this plan's reservation).
     let decoded: DecodedSource?
@@ -45,9 +49,11 @@ public struct TransformPlan: Sendable {
     public var withFullReservation: TransformPlan {
         var plan = TransformPlan(
             request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
-            triesScaledFirst: false, decoded: decoded, decodesWhole: decodesWhole, reservation: fullReservation, fullReservation: fullReservation)
+            triesScaledFirst: false, decoded: decoded, decodesWhole: decodesWhole && wholeJPEGShrink == nil,
+            reservation: fullReservation, fullReservation: fullReservation)
         plan.eighthDeclined = triesEighthFirst || eighthDeclined
-        plan.leavesKeptSizeToLoader = leavesKeptSizeToLoader
+        // A JPEG decode to keep is asked for all of it only when libjpeg declined the file: the loader's turn.
+        plan.leavesKeptSizeToLoader = leavesKeptSizeToLoader || wholeJPEGShrink != nil
         plan.reduceEncoder = reduceEncoder
         return plan
     }

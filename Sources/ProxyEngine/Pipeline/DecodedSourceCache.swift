@@ -1,9 +1,10 @@
 import ImageCore
 import Synchronization
 
-/// Sources decoded whole, kept a short time so that the other widths of a srcset are resized from one
-/// decode (#34): the first variant of a PNG or GIF source (or a wide one of a WebP) decodes it whole into memory and hands
-/// the decode here; the next variants of the same bytes, while it is kept, resize from it.
+/// Sources decoded into memory, kept a short time so that the other widths of a srcset are resized from one
+/// decode (#34): the first variant of a PNG or GIF source (or a wide one of a WebP) decodes it whole into
+/// memory, and a wide variant of a large JPEG decodes it at its DCT scale (``ImageCore/DecodedSource/shrink``),
+/// and hands the decode here; the next variants of the same bytes, while it is kept, resize from it.
 ///
 /// Keyed by the source's identity (its cache key and a hash of its bytes, ``identity(sourceKey:bytes:)``,
 /// so a changed source never meets an old decode). Bounded three ways: by ``Settings/capacity``; by the transform
@@ -11,6 +12,11 @@ import Synchronization
 /// any transform back and given back on demand (``TransformMemoryReclaimer``) before a transform waits;
 /// and by ``Settings/lifetime`` without use. A decode in use by a transform is never given back until
 /// the transform is over.
+///
+/// Which decode goes first when room is needed: the one that saves least per byte for the time it has
+/// not been used (GreedyDual-Size: each decode's credit is its decode time per byte plus the credit of
+/// the last one given back, renewed on every use). A 4 MB JPEG whose Huffman decoding takes 200 ms
+/// outlives a 12 MB one that decodes in 20 ms, and an old decode nobody uses still goes in time.
 public final class DecodedSourceCache: TransformMemoryReclaimer {
     /// How much is kept and for how long; the defaults are the service's (`image.decodedSource*`).
     public struct Settings: Sendable, Equatable {
@@ -54,22 +60,38 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
     /// One kept decode; its fields change only under the cache's lock.
     fileprivate final class Slot: @unchecked Sendable {
         let source: DecodedSource
+        /// The source key part of its identity.
+        let sourceKey: String
         var users = 0
         var lastUse: ContinuousClock.Instant
+        /// Its place in the order of giving back: the lowest goes first.
+        var credit: Double
         /// No longer findable (evicted or expired); its bytes go back when its last user is done.
         var removed = false
 
-        init(source: DecodedSource, now: ContinuousClock.Instant) {
+        init(source: DecodedSource, key: String, now: ContinuousClock.Instant, inflation: Double) {
             self.source = source
+            sourceKey = DecodedSourceCache.sourceKey(ofIdentity: key)
             lastUse = now
+            credit = inflation + Self.worth(of: source)
+        }
+
+        /// What a use of the decode saves per byte kept: its decode time in nanoseconds per byte.
+        static func worth(of source: DecodedSource) -> Double {
+            let (seconds, attoseconds) = source.decodeCost.components
+            return (Double(seconds) * 1e9 + Double(attoseconds) / 1e9) / Double(max(1, source.bytes))
         }
     }
 
     private struct State {
         var slots: [String: Slot] = [:]
+        /// How many findable decodes each source key has (``holdsDecode(ofSourceKey:)``).
+        var decodesBySourceKey: [String: Int] = [:]
         /// Bytes held in the budget: kept decodes and removed ones still in use.
         var held = 0
         var sweeping = false
+        /// The credit of the last decode given back for room (GreedyDual-Size's inflation).
+        var inflation = 0.0
     }
 
     /// The settings.
@@ -100,12 +122,24 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
     /// The key a decode of `bytes` is kept under: the source's key, the length and a 64-bit hash of the
     /// bytes, so that a source fetched again with other bytes never meets an old decode and one fetched
     /// again with the same bytes finds it. Nil for sources no decode is kept of
-    /// (``ImageCore/ImageTransformer/decodesWhole(_:)``), which are not hashed.
+    /// (``ImageCore/ImageTransformer/keepsDecodes(of:)``), which are not hashed.
     public static func identity(sourceKey: String, bytes: [UInt8]) -> String? {
-        guard ImageTransformer.decodesWhole(bytes) else { return nil }
+        guard ImageTransformer.keepsDecodes(of: bytes) else { return nil }
         var hasher = Hasher()
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
         return "\(sourceKey)|\(bytes.count)|\(hasher.finalize())"
+    }
+
+    /// The source key an identity (``identity(sourceKey:bytes:)``) was made of.
+    static func sourceKey(ofIdentity identity: String) -> String {
+        guard let hash = identity.lastIndex(of: "|"), let length = identity[..<hash].lastIndex(of: "|") else { return identity }
+        return String(identity[..<length])
+    }
+
+    /// Whether a decode of a source with this key (any bytes) is kept now: its waiting variants go first
+    /// (ImagePipeline's transform queue), while the decode is there to use.
+    public func holdsDecode(ofSourceKey sourceKey: String) -> Bool {
+        isEnabled && state.withLock { $0.decodesBySourceKey[sourceKey] != nil }
     }
 
     /// Whether decodes are kept at all.
@@ -126,14 +160,15 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
             guard let slot = state.slots[key] else { return (nil, expired) }
             slot.users += 1
             slot.lastUse = now
+            slot.credit = state.inflation + Slot.worth(of: slot.source)
             return (Lease(source: slot.source, slot: slot, cache: self), expired)
         }
         budget.giveBack(expired)
         return lease
     }
 
-    /// Keeps `source` under `key` when it fits in the cache (unused decodes make room, least recently
-    /// used first) and in the budget now; otherwise drops it. A decode kept already under `key` stays.
+    /// Keeps `source` under `key` when it fits in the cache (unused decodes make room, lowest credit
+    /// first) and in the budget now; otherwise drops it. A decode kept already under `key` stays.
     ///
     /// `endingJobOf`: the bytes of the job that made the decode, released in the same step as the decode
     /// is kept (``TransformMemoryBudget/release(_:keeping:committing:)``), so a job that waited behind it
@@ -159,7 +194,9 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
         func place() -> Bool {
             state.withLock { state -> Bool in
                 guard state.slots[key] == nil, state.held + source.bytes <= settings.capacity else { return false }
-                state.slots[key] = Slot(source: source, now: now)
+                let slot = Slot(source: source, key: key, now: now, inflation: state.inflation)
+                state.slots[key] = slot
+                state.decodesBySourceKey[slot.sourceKey, default: 0] += 1
                 state.held += source.bytes
                 startSweeper = !state.sweeping
                 state.sweeping = true
@@ -176,7 +213,7 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
         if startSweeper { sweepUntilEmpty() }
     }
 
-    /// Gives back unused decodes, least recently used first, until `bytes` are freed or none is left
+    /// Gives back unused decodes, lowest credit first, until `bytes` are freed or none is left
     /// unused.
     public func reclaim(_ bytes: Int) {
         let freed = state.withLock { state in evict(&state, until: { _ in false }, limit: bytes) }
@@ -211,13 +248,15 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
         return freed
     }
 
-    /// Removes unused decodes, least recently used first, until `done` holds (or `limit` bytes are freed);
-    /// returns the bytes to give back to the budget.
+    /// Removes unused decodes, lowest credit first (the least recently used among equals), until `done`
+    /// holds (or `limit` bytes are freed); returns the bytes to give back to the budget.
     private func evict(_ state: inout State, until done: (State) -> Bool, limit: Int = .max) -> Int {
         var freed = 0
         while !done(state), freed < limit {
             let unused = state.slots.filter { $0.value.users == 0 }
-            guard let (key, slot) = unused.min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
+            guard let (key, slot) = unused.min(by: { ($0.value.credit, $0.value.lastUse) < ($1.value.credit, $1.value.lastUse) })
+            else { break }
+            state.inflation = max(state.inflation, slot.credit)
             freed += remove(key, slot, &state)
         }
         return freed
@@ -227,6 +266,8 @@ public final class DecodedSourceCache: TransformMemoryReclaimer {
     /// its last user.
     private func remove(_ key: String, _ slot: Slot, _ state: inout State) -> Int {
         state.slots.removeValue(forKey: key)
+        let left = (state.decodesBySourceKey[slot.sourceKey] ?? 1) - 1
+        state.decodesBySourceKey[slot.sourceKey] = left > 0 ? left : nil
         slot.removed = true
         guard slot.users == 0 else { return 0 }
         state.held -= slot.source.bytes

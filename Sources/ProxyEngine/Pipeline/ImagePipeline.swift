@@ -106,7 +106,10 @@ public final class ImagePipeline: Sendable {
         transforms = PriorityWorkQueue(
             slots: pool.admissionCandidates, maxQueued: queues.maxPending, order: queues.order, abortsAbandonedJobs: false,
             observer: { metrics.recordStage(.transform, waiting: $0, running: $1, waited: $2) },
-            onJoin: { metrics.recordDedupJoin(.transform) })
+            onJoin: { metrics.recordDedupJoin(.transform) },
+            // One decode for a srcset: a waiting variant whose source's decode is kept goes first (a few
+            // places at most), before that decode is given back.
+            prefers: { [decodedSources = pool.decodedSources] sourceKey in decodedSources.holdsDecode(ofSourceKey: sourceKey) })
         self.memory = memory
         self.disk = disk
         self.negative = negative
@@ -199,7 +202,7 @@ public final class ImagePipeline: Sendable {
             let source = original.bytes
             let (encoded, transformDuration) = try await self.pool.transform(
                 source, request: request, choice: choice, overlay: overlayBytes, with: transformer, requestID: timings.requestID,
-                sourceIdentity: self.pool.decodedSources.isEnabled ? DecodedSourceCache.identity(sourceKey: sourceKey, bytes: source) : nil)
+                sourceIdentity: DecodedSourceCache.identity(sourceKey: sourceKey, bytes: source))
             self.metrics.recordTransform(
                 format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
             if let quality = encoded.chosenQuality {
@@ -253,7 +256,9 @@ public final class ImagePipeline: Sendable {
             return outcome(made, tier: .memory, conditions, timings)
         }
         let started = ContinuousClock.now
-        let produced = try await transforms.run(key: flightKey, priority: priority, mayShed: false) { try await make(original) }
+        let produced = try await transforms.run(key: flightKey, priority: priority, mayShed: false, group: sourceKey) {
+            try await make(original)
+        }
         timings.record("queue", ContinuousClock.now - started - produced.transformDuration)
         timings.record("transform", produced.transformDuration)
         return outcome(produced.variant, tier: produced.tier, conditions, timings)

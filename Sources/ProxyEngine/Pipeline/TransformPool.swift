@@ -54,17 +54,19 @@ public final class TransformPool: Sendable {
     /// for a job that fits going before one that does not) and runs on that thread. When the DC-only decoder declines a source and the budget cannot
     /// grow at once, the job gives its memory back, waits for the whole reservation and runs again.
     ///
-    /// With `sourceIdentity` (``DecodedSourceCache/identity(sourceKey:bytes:)``), a whole decode
-    /// kept for it (``decodedSources``) is resized from instead of decoding, and a source that is decoded
-    /// whole is kept for its next variants. The kept decodes are looked up again once a job that waited
+    /// With `sourceIdentity` (``DecodedSourceCache/identity(sourceKey:bytes:)``, asked for only when the
+    /// variant may use or keep a decode, ``ImageTransformer/looksUpKeptDecode(for:source:)``: it hashes the
+    /// bytes), a decode kept for it (``decodedSources``) is resized from instead of decoding, and a
+    /// source's decode made to keep is kept for its next variants. The kept decodes are looked up again once a job that waited
     /// has its memory and thread, so a variant that waited behind its source's first decode finds it.
     /// - Returns: the variant and the time spent on pool threads.
     /// - Throws: ``ImagingError`` (``ImagingError/memoryBudgetBusy`` when the memory stays taken).
     public func transform(
         _ source: [UInt8], request: ImageRequest, choice: FormatChoice, overlay: [UInt8]?, with transformer: ImageTransformer,
-        requestID: String? = nil, sourceIdentity: String? = nil
+        requestID: String? = nil, sourceIdentity lookUpIdentity: @autoclosure () -> String? = nil
     ) async throws -> (encoded: EncodedImage, duration: Duration) {
         var plan = try transformer.plan(source, request: request, choice: choice, overlay: overlay)
+        let sourceIdentity = decodedSources.isEnabled && transformer.looksUpKeptDecode(for: plan, source: source) ? lookUpIdentity() : nil
         let wait = Duration.milliseconds(transformer.maxTransformMilliseconds > 0 ? transformer.maxTransformMilliseconds : 10_000)
         // A kept decode in use cannot be given back, so a job holding one never waits for memory: a job
         // larger than the budget waiting for it to empty would wait for this one's decode, while this one
@@ -87,7 +89,7 @@ public final class TransformPool: Sendable {
         }
         var duration = Duration.zero
         while true {
-            let bytes: Int
+            var bytes: Int
             if let given = reserved {
                 bytes = given
             } else {
@@ -102,7 +104,10 @@ public final class TransformPool: Sendable {
                         memoryBudget.release(bytes)
                         throw error
                     }
-                    if fromKept.usesDecodedSource, memoryBudget.capacity == 0 || fromKept.reservation <= bytes {
+                    // Resizing from the decode may need more than this job's own decode (a narrow width
+                    // decoded small): grown when that fits now, as any job's reservation may.
+                    if fromKept.usesDecodedSource, memoryBudget.tryGrow(from: bytes, to: fromKept.reservation) {
+                        if memoryBudget.capacity > 0 { bytes = max(bytes, fromKept.reservation) }
                         plan = fromKept
                         kept.markUsed()
                         lease = kept

@@ -37,21 +37,26 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
     private let abortsAbandonedJobs: Bool
     private let observer: @Sendable (_ waiting: Int, _ running: Int, _ waited: Duration?) -> Void
     private let onJoin: @Sendable () -> Void
+    private let prefers: @Sendable (String) -> Bool
 
     /// - Parameters:
     ///   - slots: jobs running at once.
     ///   - maxQueued: jobs waiting for a slot at most.
     ///   - observer: told the waiting and running counts after every change, with the wait of a job that just started.
     ///   - onJoin: called when a caller joins an existing job.
+    ///   - prefers: whether waiting jobs of a group go first (``WorkQueueState/nextToStart(preferring:)``);
+    ///     asked under the queue's lock, so it must not call back into the queue.
     init(
         slots: Int, maxQueued: Int, order: WorkQueueState.Order, abortsAbandonedJobs: Bool,
         observer: @escaping @Sendable (_ waiting: Int, _ running: Int, _ waited: Duration?) -> Void = { _, _, _ in },
-        onJoin: @escaping @Sendable () -> Void = {}
+        onJoin: @escaping @Sendable () -> Void = {},
+        prefers: @escaping @Sendable (String) -> Bool = { _ in false }
     ) {
         storage = Mutex(Storage(state: WorkQueueState(slots: slots, maxQueued: maxQueued, order: order)))
         self.abortsAbandonedJobs = abortsAbandonedJobs
         self.observer = observer
         self.onJoin = onJoin
+        self.prefers = prefers
     }
 
     /// Jobs waiting for a slot and jobs running.
@@ -67,12 +72,15 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
         storage.withLock { $0.state.waitingCount >= $0.state.maxQueued && $0.state.runningCount >= $0.state.slots }
     }
 
-    /// The result of the job for `key`, running `operation` if no job for `key` exists.
+    /// The result of the job for `key`, running `operation` if no job for `key` exists; a new job is of
+    /// `group` (``WorkQueueState/join(key:priority:mayShed:group:)``).
     /// - Throws: ``QueueFullError`` when a new job does not fit (only when `mayShed`), `CancellationError` when the calling
     ///   task is cancelled while it waits, or what `operation` threw.
-    func run(key: String, priority: Priority, mayShed: Bool = true, _ operation: @escaping Operation) async throws -> Value {
+    func run(
+        key: String, priority: Priority, mayShed: Bool = true, group: String? = nil, _ operation: @escaping Operation
+    ) async throws -> Value {
         // With an operation there is always a result (or an error).
-        try await enqueue(key: key, priority: priority, mayShed: mayShed, operation)!
+        try await enqueue(key: key, priority: priority, mayShed: mayShed, group: group, operation)!
     }
 
     /// The result of the job for `key` when one is waiting or running (joining it), nil at once otherwise.
@@ -80,7 +88,9 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
         try await enqueue(key: key, priority: priority, mayShed: false, nil)
     }
 
-    private func enqueue(key: String, priority: Priority, mayShed: Bool, _ operation: Operation?) async throws -> Value? {
+    private func enqueue(
+        key: String, priority: Priority, mayShed: Bool, group: String? = nil, _ operation: Operation?
+    ) async throws -> Value? {
         let token = storage.withLock { storage in
             defer { storage.nextToken += 1 }
             storage.callers[storage.nextToken] = .arriving
@@ -94,7 +104,7 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
                         storage.callers[token] = nil
                         return .success(nil)
                     }
-                    let joined = storage.state.join(key: key, priority: priority, mayShed: mayShed)
+                    let joined = storage.state.join(key: key, priority: priority, mayShed: mayShed, group: group)
                     switch joined {
                     case .rejected:
                         return .failure(QueueFullError())
@@ -165,7 +175,7 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
             for waiter in waiters {
                 if let token = storage.tokenOfWaiter.removeValue(forKey: waiter) { storage.callers[token] = nil }
             }
-            while let next = storage.state.nextToStart() {
+            while let next = storage.state.nextToStart(preferring: prefers) {
                 guard let operation = storage.operations.removeValue(forKey: next.job) else { continue }
                 let waited = storage.enqueuedAt.removeValue(forKey: next.job).map { ContinuousClock.now - $0 }
                 start(next.job, key: next.key, operation: operation, in: &storage)

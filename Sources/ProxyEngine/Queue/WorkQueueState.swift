@@ -5,7 +5,9 @@ import ImageCore
 ///
 /// - one job per key; a second request for the key joins it as another waiter;
 /// - a job's priority is its highest waiter's, raised when a higher waiter joins;
-/// - at most `slots` jobs run at once; the rest wait in priority order, then `fifo` or `lifo`;
+/// - at most `slots` jobs run at once; the rest wait in priority order, then `fifo` or `lifo`, except that
+///   a waiting job of a preferred group (e.g. a source whose decode is kept) may start before the jobs ahead
+///   of it, each of which it passes at most ``maxPasses`` times in all;
 /// - at most `maxQueued` jobs wait for a slot; a new job beyond that is refused (joining is always allowed);
 /// - a waiting job whose last waiter leaves is removed; a running one is reported as abandoned, and
 ///   keeps its slot until it reports that it finished.
@@ -41,7 +43,15 @@ public struct WorkQueueState: Sendable {
         /// Position in arrival order.
         let sequence: Int
         var running: Bool
+        /// What the job's work shares with other jobs' (a source), for ``nextToStart(preferring:)``.
+        let group: String?
+        /// How many times a preferred job behind this one started before it.
+        var passed = 0
     }
+
+    /// How many times a waiting job may be passed by preferred jobs behind it: each job starts at most this
+    /// many starts later than its order says.
+    public static let maxPasses = 4
 
     /// What ``join(key:priority:)`` decided.
     public enum JoinResult: Equatable, Sendable {
@@ -89,7 +99,8 @@ public struct WorkQueueState: Sendable {
 
     /// Adds a waiter for `key`: joins the job for `key`, or creates one. With `mayShed` false a new
     /// job is queued even beyond `maxQueued` (for work already accepted at an earlier stage).
-    public mutating func join(key: String, priority: Priority, mayShed: Bool = true) -> JoinResult {
+    /// `group`: what the job's work shares with other jobs' (``nextToStart(preferring:)``).
+    public mutating func join(key: String, priority: Priority, mayShed: Bool = true, group: String? = nil) -> JoinResult {
         if var job = jobsByKey[key] {
             let waiter = makeWaiterID()
             job.waiters[waiter] = priority
@@ -101,7 +112,8 @@ public struct WorkQueueState: Sendable {
         guard canStart || waitingCount < maxQueued || !mayShed else { return .rejected }
         let waiter = makeWaiterID()
         let job = Job(
-            id: nextJob, key: key, waiters: [waiter: priority], priority: priority, sequence: nextSequence, running: canStart)
+            id: nextJob, key: key, waiters: [waiter: priority], priority: priority, sequence: nextSequence, running: canStart,
+            group: group)
         nextJob += 1
         nextSequence += 1
         jobsByKey[key] = job
@@ -140,20 +152,41 @@ public struct WorkQueueState: Sendable {
         return Array(job.waiters.keys)
     }
 
-    /// The waiting job to start next when a slot is free: highest priority, then by ``Order``.
-    public mutating func nextToStart() -> (key: String, job: JobID)? {
+    /// The waiting job to start next when a slot is free: highest priority, then by ``Order``; but the
+    /// first job of that priority whose group `preferred` says (a source with a decode kept) goes before
+    /// the jobs ahead of it unless one of them was passed ``maxPasses`` times already.
+    public mutating func nextToStart(preferring preferred: (String) -> Bool = { _ in false }) -> (key: String, job: JobID)? {
         guard runningCount < slots, waitingCount > 0 else { return nil }
-        // A linear scan without allocating: the backlog is bounded by `maxQueued`.
-        var chosen: Job?
+        // Linear scans without allocating: the backlog is bounded by `maxQueued`.
+        func goesBefore(_ job: Job, _ other: Job) -> Bool {
+            order == .fifo ? job.sequence < other.sequence : job.sequence > other.sequence
+        }
+        var first: Job?
         for job in jobsByKey.values where !job.running {
-            guard let best = chosen else {
-                chosen = job
+            guard let best = first else {
+                first = job
                 continue
             }
-            let sooner = order == .fifo ? job.sequence < best.sequence : job.sequence > best.sequence
-            if job.priority > best.priority || (job.priority == best.priority && sooner) { chosen = job }
+            if job.priority > best.priority || (job.priority == best.priority && goesBefore(job, best)) { first = job }
         }
-        guard var job = chosen else { return nil }
+        guard let head = first else { return nil }
+        // Passes only grow towards the head (every job ahead of a preferred one is passed together), so the
+        // head is the one that may have used its passes up.
+        var chosen = head
+        if head.passed < Self.maxPasses, !(head.group.map(preferred) ?? false) {
+            var preferredJob: Job?
+            for job in jobsByKey.values where !job.running && job.priority == head.priority {
+                guard let group = job.group, preferredJob.map({ goesBefore(job, $0) }) ?? true, preferred(group) else { continue }
+                preferredJob = job
+            }
+            if let preferredJob {
+                chosen = preferredJob
+                for (key, job) in jobsByKey where !job.running && job.priority == head.priority && goesBefore(job, preferredJob) {
+                    jobsByKey[key]?.passed += 1
+                }
+            }
+        }
+        guard var job = jobsByKey[chosen.key] else { return nil }
         job.running = true
         jobsByKey[job.key] = job
         waitingCount -= 1
