@@ -451,4 +451,9 @@ int ipx_vips_composite_frames(VipsImage *in, VipsImage *layer, int page_height, 
 /// The last error message, cleared afterwards. The caller frees the string with g_free.
 char *ipx_vips_take_error(void);
 
+/// How many of libvips' orc_program_compile and orc_program_free calls went through the process's own
+/// definitions, which run liborc's under one lock (orc_serialized.c: liborc up to 0.4.33 races between
+/// them).
+long ipx_orc_serialized_calls(void);
+
 #endif
