@@ -344,9 +344,10 @@ public struct ImageTransformer: Sendable {
     /// at most ``maxWholeDecodeBytes`` decoded, with no crop rectangle and one frame loaded. A kept decode
     /// is used at any reduction; a new one is made where ``makesWholeDecode(of:box:format:)`` says. In
     /// memory an opaque alpha is found and not premultiplied, and the resize is Lanczos3 alone
-    /// (``ResizeStep/apply(toWhole:header:deadline:)``). A JPEG's DCT-scaled decode costs less than
-    /// resizing a whole decode; HEIC, AVIF and JPEG XL decoders hold more memory than their estimates
-    /// allow for a decode kept in memory. Those are decoded per variant.
+    /// (``ResizeStep/apply(toWhole:header:deadline:)``). A JPEG is not decoded whole for this: its
+    /// DCT-scaled decode costs less than resizing a whole decode (a progressive one keeps its scaled
+    /// decode instead, ``keptJPEGShrink(of:box:format:)``); HEIC, AVIF and JPEG XL decoders hold more
+    /// memory than their estimates allow for a decode kept in memory. Those are decoded per variant.
     func keepsWholeDecode(of header: SourceHeader, box: ResizeBox, format: SourceFormat?) -> Bool {
         guard box.crop == nil, box.frames == 1, header.frames == 1 else { return false }
         guard header.decodedPixelBytes * header.width * header.height <= Self.maxWholeDecodeBytes else { return false }
