@@ -23,7 +23,7 @@ import TestSupport
     static let baseline = try! TestImages.jpeg(TestImages.noise(width: 2400, height: 1600, bands: 3), quality: 92)
 
     func withServer(
-        keeping bytes: Int = 64 << 20, _ body: @Sendable (any TestClientProtocol, String, TestOrigin, ProxyRuntime) async throws -> Void
+        keeping bytes: Int = 64 << 20, workers: Int = 0, _ body: @Sendable (any TestClientProtocol, String, TestOrigin, ProxyRuntime) async throws -> Void
     ) async throws {
         let origin = TestOrigin([
             "/photo.png": .init(bytes: Self.photo, contentType: "image/png"),
@@ -35,6 +35,7 @@ import TestSupport
         try await origin.run { base in
             var configuration = testConfiguration()
             configuration.image.decodedSourceBytes = bytes
+            configuration.image.workers = workers
             configuration.fetch.maxSourceBytes = 8 << 20
             defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
             try await withProxy(configuration) { proxy, runtime in try await body(proxy, base, origin, runtime) }
@@ -109,6 +110,46 @@ import TestSupport
                 #expect(answer.status == .ok, "\(answer.text)")
             }
             #expect(Self.count(.kept, in: runtime) == 1 && Self.count(.hit, in: runtime) == 3, "nothing kept of a baseline file")
+        }
+    }
+
+    /// The transform queue's preference, through the server: a width of a source whose decode is kept,
+    /// waiting behind a width of another source that arrived first, starts first (and is made from the
+    /// kept decode), before that decode may be given back.
+    @Test func aWaitingWidthOfASourceWithAKeptDecodeStartsFirst() async throws {
+        try await withServer(workers: 1) { proxy, base, _, runtime in
+            let first = try await proxy.image([("url", base + "/progressive.jpg"), ("w", "1200")])
+            #expect(first.status == .ok)
+            #expect(Self.count(.kept, in: runtime) == 1)
+            let port = runtime.listeningPort.value
+            let slots = runtime.transformPool.admissionCandidates
+            let finished = Mutex<[String]>([])
+            // The one thread is taken, so every transform let in waits for it, and the rest wait in the queue.
+            let budget = runtime.transformPool.memoryBudget
+            let held = try await budget.reserve(1 << 20, wait: .seconds(10))
+            func queued(_ waiting: Int) async throws {
+                while runtime.metrics.stageCounts(.transform) != (waiting, slots) { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            let ask: @Sendable (String, String, Int) async throws -> Void = { name, url, width in
+                let answer = try await httpGet(port: port, path: "/img?url=\(base)\(url)&w=\(width)")
+                #expect(answer.status == 200, "\(name)")
+                finished.withLock { $0.append(name) }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<slots { group.addTask { try await ask("let in \(index)", "/baseline.jpg", 300 + index) } }
+                try await queued(0)
+                group.addTask { try await ask("other source", "/baseline.jpg", 200) }
+                try await queued(1)
+                group.addTask { try await ask("kept source", "/progressive.jpg", 640) }
+                try await queued(2)
+                budget.release(held)
+                try await group.waitForAll()
+            }
+            let order = finished.withLock { $0 }
+            let kept = try #require(order.firstIndex(of: "kept source"))
+            let other = try #require(order.firstIndex(of: "other source"))
+            #expect(kept < other, "\(order)")
+            #expect(Self.count(.hit, in: runtime) == 1, "made from the kept decode")
         }
     }
 
