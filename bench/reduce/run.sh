@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The one-pass Lanczos3 reduce (Sources/CVipsShim/reduce_across.c) timed on its own, optionally against
+# the same file at another revision: `bash bench/reduce/run.sh [REVISION]`. Equal checksums mean the same
+# output bytes. Needs libvips-dev (headers) and the Swift toolchain's clang.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+clang="$(dirname "$(readlink -f "$(command -v swift)")")/clang"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+build() { # source-file binary
+  "$clang" -O2 -DREDUCE_C="\"$1\"" -I"$root/Sources/CVipsShim/include" -I"$root/Sources/CVipsShim" \
+    $(pkg-config --cflags vips) "$here/reduce_bench.c" "$here/stubs.c" -o "$2" $(pkg-config --libs vips) -lm -w
+}
+build "$root/Sources/CVipsShim/reduce_across.c" "$work/current"
+if [ $# -ge 1 ]; then
+  git -C "$root" show "$1:Sources/CVipsShim/reduce_across.c" > "$work/reduce_across.c"
+  build "$work/reduce_across.c" "$work/revision"
+  for round in 1 2; do
+    echo "== $1"; "$work/revision"
+    echo "== working tree"; "$work/current"
+  done
+else
+  "$work/current"
+fi
