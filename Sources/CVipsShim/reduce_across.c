@@ -238,7 +238,6 @@ int ipx_reduce_across_lanczos3(VipsImage *in, VipsImage **out, double shrink) {
  * pipeline with regions; here there is one loop, vectorised by the compiler for AVX2 where the CPU has it. */
 
 typedef unsigned char ipx_v8u8 __attribute__((vector_size(8)));
-typedef float ipx_v8f_down __attribute__((vector_size(32)));
 
 /* Input rows a pass of the reduce down sums at once: more rows read side by side than 8 cost more (a
  * reduce by 4, 24 taps, ran 5% slower in one pass) than the loads and stores of the sums they save. */
@@ -253,16 +252,16 @@ static void ipx_down_sum(float *restrict sums, const VipsPel *const *restrict ro
                          int samples, int first_pass) {
     int i = 0;
     for (; i + 8 <= samples; i += 8) {
-        ipx_v8f_down sum;
+        ipx_v8f sum;
         if (first_pass) {
-            sum = (ipx_v8f_down){0};
+            sum = (ipx_v8f){0};
         } else {
             __builtin_memcpy(&sum, sums + i, sizeof sum);
         }
         for (int k = 0; k < taps; k++) {
             ipx_v8u8 bytes;
             __builtin_memcpy(&bytes, rows[k] + i, sizeof bytes);
-            sum += weights[k] * __builtin_convertvector(bytes, ipx_v8f_down);
+            sum += weights[k] * __builtin_convertvector(bytes, ipx_v8f);
         }
         __builtin_memcpy(sums + i, &sum, sizeof sum);
     }
