@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A 1/8-scale decode of a progressive JPEG from its DC coefficients alone.
+/* A 1/8-scale decode of a progressive or baseline JPEG from its DC coefficients alone.
  *
  * At 1/8 scale each 8x8 block becomes one pixel: its mean, which is its DC coefficient. A progressive
  * file sends the DC coefficients of every block first (one scan, or one per component), then the AC
@@ -12,11 +12,16 @@
  * decoder Huffman-decodes only the DC scans and steps over every AC scan by looking for its end marker,
  * so it reads a few percent of the entropy-coded bits and needs no coefficient buffer (libjpeg keeps
  * every coefficient of the image, 88 MB for a 5120x2880 4:4:4 file, even when only DC is wanted).
+ * A baseline (sequential) file of one interleaved scan has no scan of DC coefficients alone: each block's
+ * DC code comes with its AC codes. Those are Huffman-decoded only to be stepped over, the way libjpeg's
+ * decode_mcu does when only the DC term is needed (same codes, same end of block), but from a lookup of
+ * up to IPX_MULTI_BITS bits that steps over every whole code and magnitude they hold at once.
  * Only files whose components share one sampling (4:4:4 colour, grey) are decoded: for subsampled chroma
  * libjpeg's 1/8 decode uses a 2x2 IDCT with AC terms, which the DC alone cannot reproduce.
  *
  * Every marker segment up to EOI is walked (AC scans stepped over by their end marker), so that a file
- * this decoder answers is one libjpeg would read whole too. Anything else (baseline or arithmetic-coded
+ * this decoder answers is one libjpeg would read whole too. Anything else (a baseline frame scanned
+ * component by component, arithmetic-coded
  * files, 12-bit samples, CMYK/RGB/Adobe-transformed files, a missing EOI, a corrupt or repeated DC scan,
  * any anomaly) returns 1, and the caller takes libvips' path, which then decides how the damage is
  * answered for every variant alike.
@@ -26,16 +31,29 @@
 
 #define IPX_MAX_COMPONENTS 3
 
+/* Codes up to this many bits are looked up in one step (a baseline scan's AC codes are nearly all this short). */
+#define IPX_FAST_BITS 10
+/* A baseline block's AC coefficients are stepped over this many bits at a time (several short ones at once). */
+#define IPX_MULTI_BITS 12
+
 struct ipx_huffman {
     int defined;
     int32_t maxcode[17]; /* largest code of each length, -1 when none */
     int32_t valptr[17];
     int32_t mincode[17];
     uint8_t values[256];
+    uint16_t fast[1 << IPX_FAST_BITS]; /* by the next IPX_FAST_BITS bits: length << 8 | symbol; 0 when longer */
+    /* AC tables: by the same bits, the code's length plus its magnitude's bits << 8 | how far it moves the
+       coefficient index (run + 1; 16 for a run of sixteen zeros; 0 for the end of the block); 0 when longer. */
+    uint16_t skip[1 << IPX_FAST_BITS];
+    /* AC tables: by the next IPX_MULTI_BITS bits, every whole coefficient (code and magnitude) they hold,
+       up to and including an end of block: bits used | index advance << 4 | 1 << 10 when the block ended
+       there; 0 when not even one coefficient is whole within them. */
+    uint16_t multi[1 << IPX_MULTI_BITS];
 };
 
 struct ipx_component {
-    int id, h, v, quant_table, dc_table;
+    int id, h, v, quant_table, dc_table, ac_table;
     int blocks_w, blocks_h; /* the component's own blocks (non-interleaved scans) */
     int stride, rows;       /* the stored grid, padded to whole MCUs */
     int16_t *dc;
@@ -45,14 +63,15 @@ struct ipx_component {
 
 struct ipx_dc_decoder {
     const uint8_t *data, *end, *p;
-    int width, height, count, hmax, vmax, restart_interval, progressive, adobe_transform, scans;
+    int width, height, count, hmax, vmax, restart_interval, progressive, sequential, adobe_transform, scans;
     long long deadline_ns; /* CLOCK_MONOTONIC; 0: none */
     uint16_t quant[4];
     int quant_defined[4];
     struct ipx_huffman dc_tables[4];
+    struct ipx_huffman ac_tables[4]; /* read for sequential (baseline) frames, whose AC codes are stepped over */
     struct ipx_component comps[IPX_MAX_COMPONENTS];
-    /* bit reader */
-    uint32_t bits;
+    /* bit reader: the next bits at the top */
+    uint64_t bits;
     int bit_count;
     int phantom; /* zero bytes fed past the segment's data since the last reset */
     /* ICC profile chunks (APP2 "ICC_PROFILE") */
@@ -63,6 +82,33 @@ struct ipx_dc_decoder {
 
 static int ipx_read16(const uint8_t *p) { return (p[0] << 8) | p[1]; }
 
+/* Fills an AC table's `multi` from its `skip` lookup: for each pattern of IPX_MULTI_BITS bits, the whole
+   coefficients it starts with. */
+static void ipx_build_multi(struct ipx_huffman *t) {
+    for (uint32_t pattern = 0; pattern < (1u << IPX_MULTI_BITS); pattern++) {
+        int used = 0, advance = 0, ended = 0;
+        while (used < IPX_MULTI_BITS) {
+            /* The next IPX_FAST_BITS bits from `used` on (zeros past the pattern's end). */
+            uint32_t window = (pattern << used) & ((1u << IPX_MULTI_BITS) - 1);
+            uint32_t index = IPX_MULTI_BITS >= IPX_FAST_BITS ? window >> (IPX_MULTI_BITS - IPX_FAST_BITS)
+                                                             : window << (IPX_FAST_BITS - IPX_MULTI_BITS);
+            uint16_t entry = t->skip[index];
+            int length = entry >> 8, step = entry & 0xFF;
+            /* Not a code of at most IPX_FAST_BITS bits, or not whole (code and magnitude) within the pattern. */
+            if (!entry || used + length > IPX_MULTI_BITS) break;
+            used += length;
+            if (!step) {
+                ended = 1;
+                break;
+            }
+            advance += step;
+        }
+        /* `advance` is at most 16 per coefficient of at least one bit: below 64 * 4 is not needed, but the
+           field holds 63 at most, so longer runs are left to the one-coefficient path. */
+        t->multi[pattern] = used && advance <= 63 ? (uint16_t)(used | advance << 4 | ended << 10) : 0;
+    }
+}
+
 static int ipx_define_huffman(struct ipx_dc_decoder *d, const uint8_t *p, int length) {
     while (length > 0) {
         if (length < 17) return 0;
@@ -70,22 +116,39 @@ static int ipx_define_huffman(struct ipx_dc_decoder *d, const uint8_t *p, int le
         if (id > 3 || table_class > 1) return 0;
         for (int i = 1; i <= 16; i++) total += p[i];
         if (total > 256 || length < 17 + total) return 0;
-        if (table_class == 0) {
-            struct ipx_huffman *t = &d->dc_tables[id];
-            int32_t code = 0, k = 0;
-            for (int len = 1; len <= 16; len++) {
-                int n = p[len];
-                t->valptr[len] = k;
-                t->mincode[len] = code;
-                code += n;
-                k += n;
-                t->maxcode[len] = n ? code - 1 : -1;
-                if (code > (1 << len)) return 0;
-                code <<= 1;
+        struct ipx_huffman *t = table_class == 0 ? &d->dc_tables[id] : &d->ac_tables[id];
+        memset(t->fast, 0, sizeof(t->fast));
+        memset(t->skip, 0, sizeof(t->skip));
+        int32_t code = 0, k = 0;
+        for (int len = 1; len <= 16; len++) {
+            int n = p[len];
+            t->valptr[len] = k;
+            t->mincode[len] = code;
+            /* No code may be all ones, nor longer than its length (libjpeg's jpeg_make_d_derived_tbl refuses
+               such a table: JERR_BAD_HUFF_TABLE). */
+            if (n && code + n >= (1 << len)) return 0;
+            for (int i = 0; i < n && len <= IPX_FAST_BITS; i++) {
+                /* Every continuation of a short code: codes of one length are consecutive. */
+                int32_t first = (code + i) << (IPX_FAST_BITS - len), count = 1 << (IPX_FAST_BITS - len);
+                int symbol = p[17 + k + i], run = symbol >> 4, magnitude = symbol & 15;
+                int advance = magnitude ? run + 1 : run == 15 ? 16 : 0;
+                for (int32_t j = 0; j < count; j++) {
+                    t->fast[first + j] = (uint16_t)(len << 8 | symbol);
+                    t->skip[first + j] = (uint16_t)((len + magnitude) << 8 | advance);
+                }
             }
-            memcpy(t->values, p + 17, (size_t)total);
-            t->defined = 1;
+            code += n;
+            k += n;
+            t->maxcode[len] = n ? code - 1 : -1;
+            code <<= 1;
         }
+        memcpy(t->values, p + 17, (size_t)total);
+        /* A DC difference has at most 15 bits' magnitude: libjpeg refuses a DC table with larger symbols. */
+        for (int i = 0; i < total && table_class == 0; i++) {
+            if (t->values[i] > 15) return 0;
+        }
+        if (table_class == 1) ipx_build_multi(t);
+        t->defined = 1;
         p += 17 + total;
         length -= 17 + total;
     }
@@ -153,8 +216,9 @@ static const uint8_t *ipx_next_marker(const uint8_t *p, const uint8_t *end) {
     return end;
 }
 
-static void ipx_fill(struct ipx_dc_decoder *d) {
-    while (d->bit_count <= 24) {
+/* Bytes one at a time: stuffed 0xFF00, markers (zeros fed in their place) and the end of the data. */
+static void ipx_fill_bytes(struct ipx_dc_decoder *d) {
+    while (d->bit_count <= 56) {
         uint32_t byte = 0;
         if (d->p < d->end) {
             byte = *d->p;
@@ -171,15 +235,36 @@ static void ipx_fill(struct ipx_dc_decoder *d) {
         } else {
             d->phantom++;
         }
-        d->bits |= byte << (24 - d->bit_count);
+        d->bits |= (uint64_t)byte << (56 - d->bit_count);
         d->bit_count += 8;
     }
+}
+
+/* Tops the bit buffer up to at least 57 bits. */
+static inline void ipx_fill(struct ipx_dc_decoder *d) {
+    if (d->bit_count <= 56 && d->end - d->p >= 8) {
+        /* Eight bytes at once when none of them is 0xFF (no stuffing, no marker): as many as fit. */
+        uint64_t word;
+        memcpy(&word, d->p, sizeof(word));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        word = __builtin_bswap64(word);
+#endif
+        uint64_t inverted = ~word;
+        if (!((inverted - 0x0101010101010101ULL) & ~inverted & 0x8080808080808080ULL)) {
+            int bytes = (64 - d->bit_count) >> 3;
+            d->bits |= (word & (~0ULL << (64 - 8 * bytes))) >> d->bit_count;
+            d->bit_count += 8 * bytes;
+            d->p += bytes;
+            return;
+        }
+    }
+    ipx_fill_bytes(d);
 }
 
 static int ipx_bits(struct ipx_dc_decoder *d, int n) {
     if (n == 0) return 0;
     ipx_fill(d);
-    int value = (int)(d->bits >> (32 - n));
+    int value = (int)(d->bits >> (64 - n));
     d->bits <<= n;
     d->bit_count -= n;
     return value;
@@ -189,7 +274,7 @@ static int ipx_decode_symbol(struct ipx_dc_decoder *d, const struct ipx_huffman 
     ipx_fill(d);
     int32_t code = 0;
     for (int len = 1; len <= 16; len++) {
-        code = (code << 1) | (int32_t)(d->bits >> 31);
+        code = (code << 1) | (int32_t)(d->bits >> 63);
         d->bits <<= 1;
         d->bit_count--;
         if (t->maxcode[len] >= 0 && code <= t->maxcode[len]) {
@@ -248,6 +333,112 @@ static int ipx_decode_block(struct ipx_dc_decoder *d, struct ipx_component *comp
     return 1;
 }
 
+/* The next symbol of `t`, the bits already filled (at least 16 of them): from the lookup when its code is
+   short, else length by length (ITU T.81 F.16). -1: no such code (damage). */
+static inline int ipx_next_symbol(struct ipx_dc_decoder *d, const struct ipx_huffman *t) {
+    uint16_t entry = t->fast[d->bits >> (64 - IPX_FAST_BITS)];
+    if (entry) {
+        int length = entry >> 8;
+        d->bits <<= length;
+        d->bit_count -= length;
+        return entry & 0xFF;
+    }
+    for (int length = IPX_FAST_BITS + 1; length <= 16; length++) {
+        int32_t code = (int32_t)(d->bits >> (64 - length));
+        if (t->maxcode[length] >= 0 && code <= t->maxcode[length]) {
+            int index = t->valptr[length] + code - t->mincode[length];
+            d->bits <<= length;
+            d->bit_count -= length;
+            return index < 256 ? t->values[index] : -1;
+        }
+    }
+    return -1;
+}
+
+/* One block of a sequential (baseline) scan: its DC coefficient kept, its AC coefficients stepped over as
+   libjpeg's decode_mcu does when it needs only the DC term (each code and its magnitude bits read, the
+   values dropped; an end-of-block code or the 63rd coefficient ends the block). */
+static int ipx_decode_sequential_block(struct ipx_dc_decoder *d, struct ipx_component *comp, int bx, int by) {
+    /* The bit buffer in locals (the compiler keeps them in registers), stored back before each refill. */
+    uint64_t bits = d->bits;
+    int count = d->bit_count;
+#define IPX_REFILL_32()                   \
+    if (count < 32) {                     \
+        d->bits = bits;                   \
+        d->bit_count = count;             \
+        ipx_fill(d);                      \
+        bits = d->bits;                   \
+        count = d->bit_count;             \
+    }
+    /* A code is at most 16 bits and its magnitude at most 15: 32 bits in hand cover one coefficient. */
+    IPX_REFILL_32()
+    d->bits = bits;
+    d->bit_count = count;
+    int size = ipx_next_symbol(d, &d->dc_tables[comp->dc_table]);
+    bits = d->bits;
+    count = d->bit_count;
+    if (size < 0 || size > 11) return 0;
+    int diff = 0;
+    if (size) {
+        diff = (int)(bits >> (64 - size));
+        bits <<= size;
+        count -= size;
+        if (diff < (1 << (size - 1))) diff -= (1 << size) - 1;
+    }
+    /* libjpeg stores the sum as a 16-bit coefficient; a sum outside that range is damage, left to it. */
+    int predictor = comp->predictor + diff;
+    if (predictor > INT16_MAX || predictor < INT16_MIN) return 0;
+    comp->predictor = predictor;
+    comp->dc[(size_t)by * (size_t)comp->stride + (size_t)bx] = (int16_t)predictor;
+    const struct ipx_huffman *ac = &d->ac_tables[comp->ac_table];
+    const uint16_t *skip = ac->skip;
+    const uint16_t *multi = ac->multi;
+    for (int k = 1; k < 64;) {
+        IPX_REFILL_32()
+        /* Several coefficients at once, when the index stays below 64 through all of them (so libjpeg's
+           loop would not have stopped among them). */
+        uint16_t several = multi[bits >> (64 - IPX_MULTI_BITS)];
+        if (several && k + ((several >> 4) & 63) < 64) {
+            int used = several & 15;
+            bits <<= used;
+            count -= used;
+            if (several >> 10) break; /* end of block */
+            k += (several >> 4) & 63;
+            continue;
+        }
+        int advance;
+        uint16_t entry = skip[bits >> (64 - IPX_FAST_BITS)];
+        if (entry) {
+            int length = entry >> 8;
+            bits <<= length;
+            count -= length;
+            advance = entry & 0xFF;
+        } else {
+            d->bits = bits;
+            d->bit_count = count;
+            int symbol = ipx_next_symbol(d, ac);
+            bits = d->bits;
+            count = d->bit_count;
+            if (symbol < 0) return 0;
+            int run = symbol >> 4, magnitude = symbol & 15;
+            bits <<= magnitude;
+            count -= magnitude;
+            advance = magnitude ? run + 1 : run == 15 ? 16 : 0;
+        }
+        if (!advance) break; /* end of block */
+        k += advance;
+    }
+#undef IPX_REFILL_32
+    d->bits = bits;
+    d->bit_count = count;
+    return 1;
+}
+
+/* One block of the scan: a sequential scan's whole block, or a progressive DC scan's first bits or refinement. */
+static int ipx_decode_scan_block(struct ipx_dc_decoder *d, struct ipx_component *comp, int bx, int by, int al, int refine) {
+    return d->sequential ? ipx_decode_sequential_block(d, comp, bx, by) : ipx_decode_block(d, comp, bx, by, al, refine);
+}
+
 static int ipx_decode_dc_scan(struct ipx_dc_decoder *d, struct ipx_component **scan, int ns, int ah, int al) {
     int refine = ah != 0;
     d->bits = 0;
@@ -256,18 +447,21 @@ static int ipx_decode_dc_scan(struct ipx_dc_decoder *d, struct ipx_component **s
     for (int i = 0; i < ns; i++) {
         scan[i]->predictor = 0;
         if (!refine && !d->dc_tables[scan[i]->dc_table].defined) return 0;
+        if (d->sequential && !d->ac_tables[scan[i]->ac_table].defined) return 0;
         if (!refine && scan[i]->known_bits != -1) return 0; /* a repeated first DC scan */
         if (refine && (scan[i]->known_bits != ah || al != ah - 1)) return 0;
     }
-    int units = 0;
+    int until_restart = d->restart_interval; /* units left before the next restart marker */
     if (ns == 1) {
         struct ipx_component *comp = scan[0];
         for (int by = 0; by < comp->blocks_h; by++) {
             if (ipx_past_deadline(d)) return 2;
             for (int bx = 0; bx < comp->blocks_w; bx++) {
-                if (d->restart_interval && units && units % d->restart_interval == 0 && !ipx_restart(d, scan, ns)) return 0;
-                if (!ipx_decode_block(d, comp, bx, by, al, refine)) return 0;
-                units++;
+                if (d->restart_interval && --until_restart < 0) {
+                    if (!ipx_restart(d, scan, ns)) return 0;
+                    until_restart = d->restart_interval - 1;
+                }
+                if (!ipx_decode_scan_block(d, comp, bx, by, al, refine)) return 0;
             }
         }
     } else {
@@ -275,16 +469,18 @@ static int ipx_decode_dc_scan(struct ipx_dc_decoder *d, struct ipx_component **s
         for (int my = 0; my < mcus_y; my++) {
             if (ipx_past_deadline(d)) return 2;
             for (int mx = 0; mx < mcus_x; mx++) {
-                if (d->restart_interval && units && units % d->restart_interval == 0 && !ipx_restart(d, scan, ns)) return 0;
+                if (d->restart_interval && --until_restart < 0) {
+                    if (!ipx_restart(d, scan, ns)) return 0;
+                    until_restart = d->restart_interval - 1;
+                }
                 for (int i = 0; i < ns; i++) {
                     struct ipx_component *comp = scan[i];
                     for (int y = 0; y < comp->v; y++) {
                         for (int x = 0; x < comp->h; x++) {
-                            if (!ipx_decode_block(d, comp, mx * comp->h + x, my * comp->v + y, al, refine)) return 0;
+                            if (!ipx_decode_scan_block(d, comp, mx * comp->h + x, my * comp->v + y, al, refine)) return 0;
                         }
                     }
                 }
-                units++;
             }
         }
     }
@@ -305,10 +501,20 @@ static int ipx_start_scan(struct ipx_dc_decoder *d, const uint8_t *p, int length
         }
         if (!scan[i]) return 0;
         scan[i]->dc_table = p[2 + 2 * i] >> 4;
-        if (scan[i]->dc_table > 3) return 0;
+        scan[i]->ac_table = p[2 + 2 * i] & 15;
+        if (scan[i]->dc_table > 3 || scan[i]->ac_table > 3) return 0;
     }
     int ss = p[1 + 2 * ns], se = p[2 + 2 * ns], ah = p[3 + 2 * ns] >> 4, al = p[3 + 2 * ns] & 15;
     d->p = p + length;
+    if (d->sequential) {
+        /* One scan of every component, all 64 coefficients at full precision; anything else (a frame scanned
+           component by component, which libjpeg buffers whole) is left to libjpeg. */
+        if (ns != d->count || ss != 0 || se != 63 || ah != 0 || al != 0) return 0;
+        int decoded = ipx_decode_dc_scan(d, scan, ns, 0, 0);
+        if (decoded != 1) return decoded;
+        d->p = ipx_next_marker(d->p, d->end);
+        return 1;
+    }
     if (ss != 0) {
         d->p = ipx_next_marker(d->p, d->end); /* an AC scan: not read */
         return 1;
@@ -348,12 +554,17 @@ static int ipx_read_dc(struct ipx_dc_decoder *d) {
         int ok = 1;
         switch (marker) {
         case 0xC2: ok = ipx_start_frame(d, segment, length); d->progressive = 1; break;
+        case 0xC0: /* baseline */
+        case 0xC1: /* extended sequential, Huffman-coded (8-bit precision only: ipx_start_frame) */
+            ok = ipx_start_frame(d, segment, length);
+            d->sequential = 1;
+            break;
         case 0xC4: ok = ipx_define_huffman(d, segment, length); break;
         case 0xDB: ok = ipx_define_quant(d, segment, length); break;
         case 0xDD: ok = length >= 2; if (ok) d->restart_interval = ipx_read16(segment); break;
         case 0xDA:
             if (++d->scans > IPX_JPEG_MAX_SCANS) return 3;
-            ok = d->progressive ? ipx_start_scan(d, segment, length) : 0;
+            ok = d->progressive || d->sequential ? ipx_start_scan(d, segment, length) : 0;
             break;
         case 0xE2:
             if (length > 14 && memcmp(segment, "ICC_PROFILE\0", 12) == 0 && d->icc_chunks < 256) {
@@ -482,15 +693,22 @@ int ipx_jpeg_read_layout(const void *buffer, size_t length, int limit, struct ip
 
 static uint8_t ipx_clamp(int value) { return (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value); }
 
-/* One component's 1/8 plane value at output pixel (x, y): the IDCT of a DC-only block. */
+/* An IDCT output (before the +128 level shift) made an 8-bit sample as libjpeg's range-limit table does
+   (jdmaster.c, prepare_range_limit_table, indexed with RANGE_MASK): clamped to 0...255 from -640 to 383,
+   and wrapped around 1024 beyond, where only damaged or 16-bit-quantised data reaches. */
+static int ipx_range_limit(long long idct) {
+    int index = (int)(idct & 1023);
+    return index < 128 ? index + 128 : index < 384 ? 255 : index < 896 ? 0 : index - 896;
+}
+
+/* One component's 1/8 plane value at output pixel (x, y): the IDCT of a DC-only block (libjpeg's
+   jpeg_idct_1x1: the dequantised DC descaled by 3 bits, rounded), an 8-bit sample. */
 static int ipx_sample(const struct ipx_dc_decoder *d, const struct ipx_component *comp, int x, int y) {
     int bx = x * comp->h / d->hmax, by = y * comp->v / d->vmax;
     if (bx >= comp->stride) bx = comp->stride - 1;
     if (by >= comp->rows) by = comp->rows - 1;
     long long coefficient = comp->dc[(size_t)by * (size_t)comp->stride + (size_t)bx];
-    long long value = ((coefficient * (long long)d->quant[comp->quant_table] + 4) >> 3) + 128;
-    /* Real 8-bit data stays within a few steps of 0...255; 16-bit tables can ask for far more. */
-    return (int)(value < -1024 ? -1024 : value > 1279 ? 1279 : value);
+    return ipx_range_limit((coefficient * (long long)d->quant[comp->quant_table] + 4) >> 3);
 }
 
 static void ipx_release(struct ipx_dc_decoder *d) {

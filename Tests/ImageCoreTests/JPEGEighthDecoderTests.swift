@@ -12,8 +12,10 @@ private typealias Image = ImageCore.VipsImage
         try TestImages.noise(width: width, height: height, bands: bands)
     }
 
-    private func jpeg(_ image: Image, subsample: Bool, restartInterval: Int) throws -> [UInt8] {
-        try TestImages.jpeg(image, quality: 85, progressive: true, subsample: subsample, restartInterval: restartInterval)
+    private func jpeg(
+        _ image: Image, subsample: Bool, restartInterval: Int, progressive: Bool = true, quality: Int = 85
+    ) throws -> [UInt8] {
+        try TestImages.jpeg(image, quality: quality, progressive: progressive, subsample: subsample, restartInterval: restartInterval)
     }
 
     /// libjpeg's decode at 1/8 (through libvips), at its own size.
@@ -26,20 +28,55 @@ private typealias Image = ImageCore.VipsImage
         return Image(taking: try #require(output))
     }
 
+    /// Progressive files from their DC scans; baseline (sequential) files from the DC coefficients of
+    /// their one scan, every AC coefficient stepped over: with optimised Huffman tables (no restart
+    /// markers) and libjpeg's standard ones (restart markers), and at quality 100, whose many large
+    /// coefficients take the long codes and runs of zeros.
     @Test(arguments: [
-        (bands: 3, restart: 0), (bands: 3, restart: 5), (bands: 1, restart: 0), (bands: 1, restart: 7),
+        (bands: 3, restart: 0, progressive: true, quality: 85), (bands: 3, restart: 5, progressive: true, quality: 85),
+        (bands: 1, restart: 0, progressive: true, quality: 85), (bands: 1, restart: 7, progressive: true, quality: 85),
+        (bands: 3, restart: 0, progressive: false, quality: 85), (bands: 3, restart: 5, progressive: false, quality: 85),
+        (bands: 1, restart: 0, progressive: false, quality: 85), (bands: 1, restart: 7, progressive: false, quality: 85),
+        (bands: 3, restart: 0, progressive: false, quality: 100), (bands: 3, restart: 3, progressive: false, quality: 100),
     ])
-    func matchesLibjpegsEighthDecode(layout: (bands: Int, restart: Int)) throws {
+    func matchesLibjpegsEighthDecode(layout: (bands: Int, restart: Int, progressive: Bool, quality: Int)) throws {
         // Not a multiple of the MCU size, so the partial blocks at the edges are covered too.
         let (width, height) = (1008, 640)
-        let bytes = try jpeg(noise(width: width, height: height, bands: layout.bands), subsample: false, restartInterval: layout.restart)
+        let bytes = try jpeg(
+            noise(width: width, height: height, bands: layout.bands), subsample: false, restartInterval: layout.restart,
+            progressive: layout.progressive, quality: layout.quality)
         let mine = try #require(JPEGEighthDecoder.image(bytes), "\(layout)")
         #expect(mine.width == 126 && mine.height == 80 && mine.bands == layout.bands)
         let reference = try libjpegEighth(bytes, width: mine.width, height: mine.height)
         let (a, b) = (try mine.pixels(), try reference.pixels())
         try #require(a.count == b.count)
         let worst = zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
-        #expect(worst <= 1, "largest difference from libjpeg's 1/8 decode: \(worst) (\(layout))")
+        #expect(worst == 0, "largest difference from libjpeg's 1/8 decode: \(worst) (\(layout))")
+    }
+
+    /// Near-white and near-black blocks with a little colour, coarsely quantised: their DC terms land
+    /// outside 0...255 and are clamped before the colour conversion, as libjpeg's range-limit table does
+    /// (clamped after it, three levels differed).
+    @Test(arguments: [false, true])
+    func samplesBeyondTheRangeAreClampedAsLibjpegDoes(progressive: Bool) throws {
+        let colours: [[UInt8]] = [
+            [255, 255, 240], [240, 255, 255], [255, 240, 255], [0, 0, 20], [20, 0, 0], [0, 20, 0], [255, 250, 230], [10, 0, 30],
+        ]
+        let (width, height) = (256, 192)
+        var state: UInt32 = 5
+        var blocks: [[UInt8]] = []
+        for _ in 0..<((width / 16) * (height / 16)) {
+            state = state &* 1_103_515_245 &+ 12345
+            blocks.append(colours[Int(state >> 16) % colours.count])
+        }
+        let pixels = (0..<(width * height)).flatMap { index -> [UInt8] in
+            blocks[(index / width / 16) * (width / 16) + (index % width) / 16]
+        }
+        let image = try Image.fromPixels(pixels, width: width, height: height, bands: 3)
+        let bytes = try jpeg(image, subsample: false, restartInterval: 0, progressive: progressive, quality: 10)
+        let mine = try #require(JPEGEighthDecoder.image(bytes))
+        let reference = try libjpegEighth(bytes, width: mine.width, height: mine.height)
+        #expect(try mine.pixels() == reference.pixels())
     }
 
     /// What the service makes of a progressive file at exactly 1/8 against libjpeg's own 1/8 decode, per
@@ -66,11 +103,24 @@ private typealias Image = ImageCore.VipsImage
         #expect(worst <= bound, "\(layout): largest difference from libjpeg's 1/8 decode \(worst)")
     }
 
+    /// A baseline file and a progressive one of the same image and quality hold the same quantised DC
+    /// coefficients, so their 1/8 images are the same, sample for sample.
+    @Test func baselineAndProgressiveFilesOfOneImageGiveTheSameEighth() throws {
+        let image = try noise(width: 803, height: 611, bands: 3)
+        let progressive = try #require(JPEGEighthDecoder.image(try jpeg(image, subsample: false, restartInterval: 0)))
+        for restart in [0, 4] {
+            let baseline = try #require(JPEGEighthDecoder.image(
+                try jpeg(image, subsample: false, restartInterval: restart, progressive: false)))
+            #expect(try baseline.pixels() == progressive.pixels(), "restart interval \(restart)")
+        }
+    }
+
     /// libjpeg's 1/8 decode of subsampled chroma uses a 2x2 IDCT with AC terms, which the DC scans
     /// cannot give: such files (4:2:0, and chroma sampled finer than luma) are left to libvips.
     @Test func subsampledChromaIsLeftToLibvips() throws {
         let colour = try noise(width: 400, height: 320, bands: 3)
         #expect(JPEGEighthDecoder.image(try jpeg(colour, subsample: true, restartInterval: 0)) == nil, "4:2:0")
+        #expect(JPEGEighthDecoder.image(try jpeg(colour, subsample: true, restartInterval: 0, progressive: false)) == nil, "baseline 4:2:0")
         // Chroma finer than luma: the frame header of a 4:4:4 file rewritten to Y 1x1, Cb and Cr 2x2.
         var finer = try jpeg(colour, subsample: false, restartInterval: 0)
         let sof = try #require((0..<(finer.count - 1)).first { finer[$0] == 0xFF && finer[$0 + 1] == 0xC2 })
@@ -117,8 +167,31 @@ private typealias Image = ImageCore.VipsImage
         #expect(JPEGEighthDecoder.image(progressive) != nil)
         #expect(JPEGEighthDecoder.image(Array(progressive.dropLast(2))) == nil, "no EOI: libvips decides")
         #expect(JPEGEighthDecoder.image(Array(progressive.prefix(progressive.count * 3 / 4))) == nil, "cut in an AC scan")
-        let baseline = try TestImages.jpeg(image, quality: 85, progressive: false, subsample: true)
-        #expect(JPEGEighthDecoder.image(baseline) == nil, "baseline: the DC values are interleaved with AC")
+        // A baseline file cut inside its scan, with an impossible AC table, or with a code no table holds.
+        let baseline = try TestImages.jpeg(image, quality: 85, progressive: false, subsample: false)
+        #expect(JPEGEighthDecoder.image(baseline) != nil)
+        #expect(JPEGEighthDecoder.image(Array(baseline.prefix(baseline.count / 2)) + [0xFF, 0xD9]) == nil, "cut in the scan")
+        // The first AC table's code lengths redrawn, as many codes as before, so that they fill the code
+        // space exactly: its last code is then all ones, which libjpeg refuses (JERR_BAD_HUFF_TABLE).
+        var badAC = baseline
+        let acTable = try #require((0..<(badAC.count - 5)).first {
+            badAC[$0] == 0xFF && badAC[$0 + 1] == 0xC4 && badAC[$0 + 4] >> 4 == 1
+        })
+        let codes = (1...16).reduce(0) { $0 + Int(badAC[acTable + 4 + $1]) }
+        var counts = [Int](repeating: 0, count: 17)
+        counts[1] = 2
+        for _ in 2..<codes {
+            let shortest = try #require((1..<16).first { counts[$0] > 0 })
+            counts[shortest] -= 1
+            counts[shortest + 1] += 2
+        }
+        for length in 1...16 { badAC[acTable + 4 + length] = UInt8(counts[length]) }
+        #expect(JPEGEighthDecoder.image(badAC) == nil, "an AC table with an all-ones code")
+        var badCode = baseline
+        let scan = try #require((0..<(badCode.count - 1)).first { badCode[$0] == 0xFF && badCode[$0 + 1] == 0xDA })
+        let data = scan + 2 + (Int(badCode[scan + 2]) << 8 | Int(badCode[scan + 3]))
+        for offset in (data + 40)..<(data + 48) { badCode[offset] = offset % 2 == 0 ? 0xFF : 0x00 }  // 0xFF00: sixteen ones
+        #expect(JPEGEighthDecoder.image(badCode) == nil, "sixteen one bits: no code of any table")
         // Cut inside the DC scan, a corrupted Huffman table, random bytes after the header.
         #expect(JPEGEighthDecoder.image(Array(progressive.prefix(progressive.count / 20))) == nil)
         var corrupt = progressive

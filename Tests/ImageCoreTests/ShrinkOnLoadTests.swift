@@ -22,10 +22,13 @@ import TestSupport
 
     @Test func progressiveJPEGsDecodeAtAnEighthFromTheirDCScans() throws {
         let progressive = try large().encoded(as: .jpeg, quality: 90, progressive: true).bytes
-        let baseline = try large().encoded(as: .jpeg, quality: 90).bytes
+        let baseline = try large().encoded(as: .jpeg, quality: 90).bytes  // 4:4:4 at quality 90
+        let subsampled = try large().encoded(as: .jpeg, quality: 80).bytes  // 4:2:0 below 90
         let eighth = try #require(JPEGEighthDecoder.image(progressive))
         #expect(eighth.width == 300 && eighth.height == 200)
-        #expect(JPEGEighthDecoder.image(baseline) == nil, "baseline files take libvips' path")
+        let fromBaseline = try #require(JPEGEighthDecoder.image(baseline), "a baseline 4:4:4 file's DC coefficients")
+        #expect(try fromBaseline.pixels() == eighth.pixels(), "the same DC coefficients")
+        #expect(JPEGEighthDecoder.image(subsampled) == nil, "4:2:0 files take libjpeg's path")
         #expect(JPEGEighthDecoder.image(Array(progressive.prefix(600))) == nil, "cut before the DC scans end")
 
         // The 300-wide result from the DC scans matches the one from the whole baseline file.
@@ -38,6 +41,37 @@ import TestSupport
         let top = try fromDC.pixel(x: 150, y: 5), bottom = try fromDC.pixel(x: 150, y: 194)
         #expect(left[0] < 20 && right[0] > 235)
         #expect(top[1] < 20 && bottom[1] > 235)
+    }
+
+    /// A baseline file takes the DC decoder only where libjpeg's scaled decode would have been at 1/8 too
+    /// (``ResizeBox/jpegShrinkMargin`` above the output), so its output is what it was; a progressive file
+    /// takes it from a reduction of 8 on.
+    @Test func aBaselineFileIsDecodedFromItsDCCoefficientsOnlyWhereLibjpegWouldDecodeAnEighth() throws {
+        // Noise, so that decoding at 1/4 and reducing gives other samples than the blocks' means.
+        let image = try TestImages.noise(width: 2400, height: 1600, bands: 3)
+        let baseline = try image.encoded(as: .jpeg, quality: 90).bytes
+        let progressive = try image.encoded(as: .jpeg, quality: 90, progressive: true).bytes
+        let header = try SourceHeader(reading: baseline), progressiveHeader = try SourceHeader(reading: progressive)
+        #expect(header.jpegSequential && header.jpegEighthDecodable)
+        #expect(!progressiveHeader.jpegSequential && progressiveHeader.jpegEighthDecodable)
+        for (width, eighthForBaseline) in [(300, false), (240, true), (200, true)] {
+            let box = ResizeBox(width: width, height: nil, fit: .contain)
+            #expect(box.mayDecodeEighth(for: header, format: .jpeg) == eighthForBaseline, "w=\(width)")
+            #expect(box.mayDecodeEighth(for: progressiveHeader, format: .jpeg), "w=\(width), progressive")
+            #expect(box.jpegShrink(for: header) == (eighthForBaseline ? 8 : 4), "w=\(width)")
+        }
+        // End to end: where both take the DC decoder the outputs are the same bytes (the same DC
+        // coefficients); at a reduction of 8 the baseline file is decoded by libjpeg at 1/4 instead.
+        let request = { (width: Int) in
+            try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", String(width))], limits: .init(maxDimension: 4096))
+        }
+        let transformer = ImageTransformer(maxSourcePixels: 50_000_000, maxFrames: 1, maxTransformMilliseconds: 0, encoding: EncodingSettings())
+        let small = try request(200)
+        #expect(try transformer.transform(baseline, request: small, choice: .fixed(.jpeg)).bytes
+            == transformer.transform(progressive, request: small, choice: .fixed(.jpeg)).bytes)
+        let eight = try request(300)
+        #expect(try transformer.transform(baseline, request: eight, choice: .fixed(.jpeg)).bytes
+            != transformer.transform(progressive, request: eight, choice: .fixed(.jpeg)).bytes)
     }
 
     @Test func theDCDecodeKeepsTheEXIFOrientation() throws {

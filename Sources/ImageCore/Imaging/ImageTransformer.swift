@@ -193,8 +193,8 @@ public struct ImageTransformer: Sendable {
             let first = box.estimatedWorkingSetBytes(for: header, format: format, eighthDecoded: true) + extraBytes
             return TransformPlan(
                 request: request, header: header, choice: choice, box: box, keepProfile: keepProfile,
-                triesEighthFirst: true, triesScaledFirst: false, decoded: nil, decodesWhole: false, reservation: first,
-                fullReservation: full)
+                triesEighthFirst: true, triesScaledFirst: false, decoded: nil, reduceEncoder: reduceEncoder, decodesWhole: false,
+                reservation: first, fullReservation: full)
         }
         // A JPEG libjpeg decodes into memory and the pool thread reduces to a forced size reserves that
         // path's working set, and libvips' loader's only if libjpeg declines the file (CMYK, damage).
@@ -384,6 +384,13 @@ public struct ImageTransformer: Sendable {
             eighth = try ScaleOnLoadStep.decodeEighth(source, header: plan.header, deadline: deadline).map { .decoded($0) } ?? .declined
             if case .declined = eighth, reserved < plan.fullReservation, !grow(plan.fullReservation) {
                 return .needsFullReservation
+            }
+            // The 1/8 image reduced and encoded as one step, as libjpeg's own scaled decode is.
+            if case .decoded(let image) = eighth, let encoder = plan.reduceEncoder,
+                let encoded = try encoder.encoded(
+                    reducing: image, box: plan.box.coverBoxFitted(to: plan.header), header: plan.header, deadline: deadline)
+            {
+                return .encoded(encoded, kept: nil)
             }
         }
         if plan.triesScaledFirst {

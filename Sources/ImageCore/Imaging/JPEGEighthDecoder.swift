@@ -1,17 +1,21 @@
 import CVipsShim
 
-/// Decodes progressive JPEGs at 1/8 scale from their DC scans alone (`jpeg_dc.c`, our own entropy
-/// decoder): the AC scans, most of such a file, are stepped over unread, and no coefficient buffer is
-/// allocated. ``ScaleOnLoadStep`` uses it whenever the output needs no more than 1/8 of the source. The
+/// Decodes JPEGs at 1/8 scale from their DC coefficients alone (`jpeg_dc.c`, our own entropy decoder).
+/// Progressive files: the AC scans, most of such a file, are stepped over unread, and no coefficient
+/// buffer is allocated. Baseline files of one interleaved scan: each AC code is read and stepped over
+/// (several at a time), without libjpeg's IDCT and colour machinery. ``ScaleOnLoadStep`` uses it
+/// whenever the output needs no more than 1/8 of the source (``ResizeBox/reducesToAnEighth(_:)``). The
 /// result equals libjpeg's own 1/8 decode sample for sample; files with subsampled chroma (4:2:0,
-/// 4:2:2, ...), whose 1/8 chroma libjpeg computes with AC terms, are left to libvips, and so is every
-/// file with any damage or anomaly up to its EOI marker (libvips then answers it, for every variant alike).
+/// 4:2:2, ...), whose 1/8 chroma libjpeg computes with AC terms, are left to libjpeg and libvips, and so
+/// is every file with any damage or anomaly up to its EOI marker (libvips then answers it, for every
+/// variant alike).
 public enum JPEGEighthDecoder {
     /// What the decoder made of the bytes.
     public enum Result {
         /// The 1/8-scale image with the source's ICC profile and `orientation` attached.
         case decoded(VipsImage)
-        /// Not a complete, undamaged progressive 4:4:4 YCbCr or grey JPEG: decode another way.
+        /// Not a complete, undamaged progressive or one-scan baseline 4:4:4 YCbCr or grey JPEG: decode
+        /// another way.
         case notApplicable
         /// The deadline passed while decoding.
         case pastDeadline

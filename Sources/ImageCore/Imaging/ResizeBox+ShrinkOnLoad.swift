@@ -18,10 +18,19 @@ extension ResizeBox {
     /// How many times the output's size a shrunk-on-load baseline JPEG keeps at least.
     static let jpegShrinkMargin = 1.25
 
-    /// Whether this source is made from its DC scans alone when the DC decoder takes it: a progressive
-    /// 4:4:4 or grey JPEG shrunk by 8 or more, without a crop.
+    /// Whether this source is made from its DC coefficients alone when the DC decoder takes it, without a
+    /// crop: a progressive 4:4:4 or grey JPEG shrunk by 8 or more (what Pillow's draft mode decodes at), or a
+    /// baseline one shrunk by as much as makes ``jpegShrink(for:)`` pick 1/8 (its 1/8 image is libjpeg's
+    /// own, so the output is what libjpeg's 1/8 decode made before).
     func mayDecodeEighth(for header: SourceHeader, format: SourceFormat?) -> Bool {
-        crop == nil && format == .jpeg && header.jpegEighthDecodable && coverBoxFitted(to: header).reduction(for: header) >= 8
+        crop == nil && format == .jpeg && coverBoxFitted(to: header).reducesToAnEighth(header)
+    }
+
+    /// Whether this box (fitted to the source) shrinks `header`'s JPEG enough for its DC-only 1/8 image:
+    /// by 8 for a progressive file, by 8 x ``jpegShrinkMargin`` for a baseline one; false for a file the
+    /// DC decoder cannot take.
+    func reducesToAnEighth(_ header: SourceHeader) -> Bool {
+        header.jpegEighthDecodable && reduction(for: header) >= (header.jpegSequential ? 8 * Self.jpegShrinkMargin : 8)
     }
 
     /// Whether libjpeg decodes this source into memory on the pool thread and the pool thread reduces it

@@ -62,10 +62,12 @@ struct ScaleOnLoadStep {
             return .reduced(image)
         case .scaledDeclined:
             return .toLoader(shrink: shrink)
-        case .untried where box.reduction(for: header) >= 8:
+        case .untried where box.reducesToAnEighth(header):
             // Progressive JPEGs: the DC scans alone make the 1/8 image, and most of the file (the AC
             // scans, whose Huffman decoding is most of the work) is never read. Used whenever 1/8 still
             // covers the output, as Pillow's draft mode does: without AC terms there is nothing finer.
+            // Baseline 4:4:4 and grey JPEGs: the DC coefficients of their one scan, the AC ones stepped
+            // over without libjpeg's IDCT, where libjpeg would decode at 1/8 too.
             if let image = try Self.decodeEighth(bytes, header: header, deadline: deadline) { return .decoded(image) }
         case .untried, .declined:
             break

@@ -20,9 +20,14 @@ public struct SourceHeader: Sendable, Equatable {
     /// the output scale: a progressive or multi-scan JPEG (88 MB for a 5120x2880 4:4:4 file), allocated
     /// outside libvips' tracking. 0 for other sources and for JPEGs of one interleaved scan.
     public var jpegCoefficientBytes: Int
-    /// A progressive grey or three-component JPEG whose components share one sampling (4:4:4):
-    /// ``JPEGEighthDecoder`` can make its 1/8 image from the DC scans, without the coefficient buffer.
+    /// A grey or three-component JPEG whose components share one sampling (4:4:4), progressive or of one
+    /// interleaved sequential (baseline) scan: ``JPEGEighthDecoder`` can make its 1/8 image from the DC
+    /// coefficients alone, without libjpeg's coefficient buffer or its IDCT.
     public var jpegEighthDecodable: Bool
+    /// A JPEG of one interleaved sequential (baseline) scan: libjpeg decodes it row by row, so its scaled
+    /// decode costs less the smaller the scale, and ``ResizeBox/jpegShrink(for:)`` keeps a margin above the
+    /// output that a progressive file's DC-only 1/8 image does not.
+    public var jpegSequential = false
 
     /// Bytes one decoded pixel takes, all bands (3 for 8-bit RGB, 8 for 16-bit RGBA): what a whole
     /// decode kept in memory (``DecodedSource``) holds per pixel. 4 unless read from a file.
@@ -118,7 +123,8 @@ public struct SourceHeader: Sendable, Equatable {
         let coefficients = Int(layout.coefficient_bytes)
         self.jpegCoefficientBytes = coefficients >= Int(IPX_JPEG_MAPPED_MIN_BYTES)
             ? coefficients + Int(layout.components) * Int(IPX_HUGE_PAGE_BYTES) : coefficients
-        self.jpegEighthDecodable =
-            layout.progressive != 0 && layout.uniform_sampling != 0 && (layout.components == 1 || layout.components == 3)
+        self.jpegSequential = layout.components > 0 && layout.progressive == 0 && layout.scans == 1
+        self.jpegEighthDecodable = (layout.progressive != 0 || jpegSequential) && layout.uniform_sampling != 0
+            && (layout.components == 1 || layout.components == 3)
     }
 }
