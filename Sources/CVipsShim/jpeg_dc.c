@@ -54,6 +54,10 @@ struct ipx_huffman {
 
 struct ipx_component {
     int id, h, v, quant_table, dc_table, ac_table;
+    /* The DC step of the quantisation table as libjpeg latches it at the component's first scan (a DQT
+       segment after that does not change a component already started). */
+    int latched;
+    uint16_t dc_step;
     int blocks_w, blocks_h; /* the component's own blocks (non-interleaved scans) */
     int stride, rows;       /* the stored grid, padded to whole MCUs */
     int16_t *dc;
@@ -503,6 +507,12 @@ static int ipx_start_scan(struct ipx_dc_decoder *d, const uint8_t *p, int length
         scan[i]->dc_table = p[2 + 2 * i] >> 4;
         scan[i]->ac_table = p[2 + 2 * i] & 15;
         if (scan[i]->dc_table > 3 || scan[i]->ac_table > 3) return 0;
+        /* libjpeg latches the component's table at its first scan, and stops when there is none. */
+        if (!scan[i]->latched) {
+            if (!d->quant_defined[scan[i]->quant_table]) return 0;
+            scan[i]->dc_step = d->quant[scan[i]->quant_table];
+            scan[i]->latched = 1;
+        }
     }
     int ss = p[1 + 2 * ns], se = p[2 + 2 * ns], ah = p[3 + 2 * ns] >> 4, al = p[3 + 2 * ns] & 15;
     d->p = p + length;
@@ -590,7 +600,7 @@ static int ipx_read_dc(struct ipx_dc_decoder *d) {
     }
     if (!ipx_dc_complete(d)) return 0; /* EOI before the DC scans ended */
     for (int c = 0; c < d->count; c++) {
-        if (!d->quant_defined[d->comps[c].quant_table]) return 0;
+        if (!d->comps[c].latched) return 0;
     }
     if (d->count == 3 && (d->adobe_transform == 0 || (d->comps[0].id == 'R' && d->comps[1].id == 'G' && d->comps[2].id == 'B'))) {
         return 0; /* RGB-coded: rare, left to libvips */
@@ -704,11 +714,13 @@ static int ipx_range_limit(long long idct) {
 /* One component's 1/8 plane value at output pixel (x, y): the IDCT of a DC-only block (libjpeg's
    jpeg_idct_1x1: the dequantised DC descaled by 3 bits, rounded), an 8-bit sample. */
 static int ipx_sample(const struct ipx_dc_decoder *d, const struct ipx_component *comp, int x, int y) {
-    int bx = x * comp->h / d->hmax, by = y * comp->v / d->vmax;
+    /* Every component is sampled as the others (ipx_start_frame): one block an output pixel. */
+    (void)d;
+    int bx = x, by = y;
     if (bx >= comp->stride) bx = comp->stride - 1;
     if (by >= comp->rows) by = comp->rows - 1;
     long long coefficient = comp->dc[(size_t)by * (size_t)comp->stride + (size_t)bx];
-    return ipx_range_limit((coefficient * (long long)d->quant[comp->quant_table] + 4) >> 3);
+    return ipx_range_limit((coefficient * (long long)comp->dc_step + 4) >> 3);
 }
 
 static void ipx_release(struct ipx_dc_decoder *d) {

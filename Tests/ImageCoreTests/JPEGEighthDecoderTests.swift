@@ -115,6 +115,21 @@ private typealias Image = ImageCore.VipsImage
         }
     }
 
+    /// libjpeg takes a component's quantisation table when its first scan starts; a table defined again
+    /// after the scans (here every step 1, just before EOI) changes nothing, for a baseline file and a
+    /// progressive one alike.
+    @Test(arguments: [false, true])
+    func aTableDefinedAfterTheScansChangesNothing(progressive: Bool) throws {
+        let image = try noise(width: 320, height: 240, bands: 3)
+        let bytes = try jpeg(image, subsample: false, restartInterval: 0, progressive: progressive)
+        let redefined = Array(bytes.dropLast(2)) + [0xFF, 0xDB, 0x00, 0x43, 0x00] + [UInt8](repeating: 1, count: 64) + [0xFF, 0xD9]
+        let original = try #require(JPEGEighthDecoder.image(bytes))
+        let mine = try #require(JPEGEighthDecoder.image(redefined))
+        #expect(try mine.pixels() == original.pixels())
+        let reference = try libjpegEighth(redefined, width: mine.width, height: mine.height)
+        #expect(try mine.pixels() == reference.pixels())
+    }
+
     /// libjpeg's 1/8 decode of subsampled chroma uses a 2x2 IDCT with AC terms, which the DC scans
     /// cannot give: such files (4:2:0, and chroma sampled finer than luma) are left to libvips.
     @Test func subsampledChromaIsLeftToLibvips() throws {
