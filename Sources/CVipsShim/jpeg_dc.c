@@ -27,7 +27,9 @@
  * answered for every variant alike.
  *
  * Bounds: at most IPX_JPEG_MAX_SCANS scans; the deadline is checked every block row; DC predictors and
- * samples are clamped, so no arithmetic overflows whatever the tables say. */
+ * samples are clamped, so no arithmetic overflows whatever the tables say; a Huffman table's lookups
+ * (a few thousand entries) are made once per definition and only when a scan reads it, so a file defining
+ * tables over and over costs no more than its bytes; a block reads at most 63 AC codes. */
 
 #define IPX_MAX_COMPONENTS 3
 
@@ -38,6 +40,7 @@
 
 struct ipx_huffman {
     int defined;
+    int lookups_built; /* fast, skip (and multi) made for this definition: at the first scan that reads it */
     int32_t maxcode[17]; /* largest code of each length, -1 when none */
     int32_t valptr[17];
     int32_t mincode[17];
@@ -113,6 +116,28 @@ static void ipx_build_multi(struct ipx_huffman *t) {
     }
 }
 
+/* Makes a table's lookups (`fast`, `skip`, and `multi` for an AC table) from its canonical codes. */
+static void ipx_build_lookups(struct ipx_huffman *t, int ac) {
+    if (t->lookups_built) return;
+    memset(t->fast, 0, sizeof(t->fast));
+    memset(t->skip, 0, sizeof(t->skip));
+    for (int len = 1; len <= IPX_FAST_BITS; len++) {
+        if (t->maxcode[len] < 0) continue;
+        for (int32_t code = t->mincode[len]; code <= t->maxcode[len]; code++) {
+            /* Every continuation of a short code: codes of one length are consecutive. */
+            int32_t first = code << (IPX_FAST_BITS - len), count = 1 << (IPX_FAST_BITS - len);
+            int symbol = t->values[t->valptr[len] + code - t->mincode[len]], run = symbol >> 4, magnitude = symbol & 15;
+            int advance = magnitude ? run + 1 : run == 15 ? 16 : 0;
+            for (int32_t j = 0; j < count; j++) {
+                t->fast[first + j] = (uint16_t)(len << 8 | symbol);
+                t->skip[first + j] = (uint16_t)((len + magnitude) << 8 | advance);
+            }
+        }
+    }
+    if (ac) ipx_build_multi(t);
+    t->lookups_built = 1;
+}
+
 static int ipx_define_huffman(struct ipx_dc_decoder *d, const uint8_t *p, int length) {
     while (length > 0) {
         if (length < 17) return 0;
@@ -121,8 +146,6 @@ static int ipx_define_huffman(struct ipx_dc_decoder *d, const uint8_t *p, int le
         for (int i = 1; i <= 16; i++) total += p[i];
         if (total > 256 || length < 17 + total) return 0;
         struct ipx_huffman *t = table_class == 0 ? &d->dc_tables[id] : &d->ac_tables[id];
-        memset(t->fast, 0, sizeof(t->fast));
-        memset(t->skip, 0, sizeof(t->skip));
         int32_t code = 0, k = 0;
         for (int len = 1; len <= 16; len++) {
             int n = p[len];
@@ -131,16 +154,6 @@ static int ipx_define_huffman(struct ipx_dc_decoder *d, const uint8_t *p, int le
             /* No code may be all ones, nor longer than its length (libjpeg's jpeg_make_d_derived_tbl refuses
                such a table: JERR_BAD_HUFF_TABLE). */
             if (n && code + n >= (1 << len)) return 0;
-            for (int i = 0; i < n && len <= IPX_FAST_BITS; i++) {
-                /* Every continuation of a short code: codes of one length are consecutive. */
-                int32_t first = (code + i) << (IPX_FAST_BITS - len), count = 1 << (IPX_FAST_BITS - len);
-                int symbol = p[17 + k + i], run = symbol >> 4, magnitude = symbol & 15;
-                int advance = magnitude ? run + 1 : run == 15 ? 16 : 0;
-                for (int32_t j = 0; j < count; j++) {
-                    t->fast[first + j] = (uint16_t)(len << 8 | symbol);
-                    t->skip[first + j] = (uint16_t)((len + magnitude) << 8 | advance);
-                }
-            }
             code += n;
             k += n;
             t->maxcode[len] = n ? code - 1 : -1;
@@ -151,7 +164,9 @@ static int ipx_define_huffman(struct ipx_dc_decoder *d, const uint8_t *p, int le
         for (int i = 0; i < total && table_class == 0; i++) {
             if (t->values[i] > 15) return 0;
         }
-        if (table_class == 1) ipx_build_multi(t);
+        /* The lookups are made when a scan first reads the table: a file may define tables many times over,
+           and each definition costs no more than its bytes. */
+        t->lookups_built = 0;
         t->defined = 1;
         p += 17 + total;
         length -= 17 + total;
@@ -452,6 +467,10 @@ static int ipx_decode_dc_scan(struct ipx_dc_decoder *d, struct ipx_component **s
         scan[i]->predictor = 0;
         if (!refine && !d->dc_tables[scan[i]->dc_table].defined) return 0;
         if (d->sequential && !d->ac_tables[scan[i]->ac_table].defined) return 0;
+        if (d->sequential) {
+            ipx_build_lookups(&d->dc_tables[scan[i]->dc_table], 0);
+            ipx_build_lookups(&d->ac_tables[scan[i]->ac_table], 1);
+        }
         if (!refine && scan[i]->known_bits != -1) return 0; /* a repeated first DC scan */
         if (refine && (scan[i]->known_bits != ah || al != ah - 1)) return 0;
     }
