@@ -1,0 +1,90 @@
+/* The 1/8-scale DC decoder (Sources/CVipsShim/jpeg_dc.c) against libjpeg's own 1/8 decode from memory
+ * (jpeg_mem_src, what jpeg_scaled.c does), file by file: whether the DC decoder takes the file, the
+ * largest difference of any sample from libjpeg's (0: the same image), and the best of seven runs of each
+ * on one thread. Built and run by bench/jpeg_dc/run.sh. */
+#include "vips_shim.h"
+#include <jpeglib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double seconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+/* libjpeg's 1/8 decode into one buffer of `*width` x `*height` x `*bands` samples. */
+static unsigned char *libjpeg_eighth(const unsigned char *bytes, size_t length, int *width, int *height, int *bands) {
+    struct jpeg_decompress_struct info;
+    struct jpeg_error_mgr errors;
+    info.err = jpeg_std_error(&errors);
+    jpeg_create_decompress(&info);
+    jpeg_mem_src(&info, bytes, (unsigned long)length);
+    jpeg_read_header(&info, TRUE);
+    info.scale_num = 1;
+    info.scale_denom = 8;
+    jpeg_start_decompress(&info);
+    *width = (int)info.output_width;
+    *height = (int)info.output_height;
+    *bands = info.output_components;
+    size_t row_bytes = (size_t)*width * (size_t)*bands;
+    unsigned char *pixels = malloc(row_bytes * (size_t)*height);
+    while (info.output_scanline < info.output_height) {
+        JSAMPROW row = pixels + (size_t)info.output_scanline * row_bytes;
+        jpeg_read_scanlines(&info, &row, 1);
+    }
+    jpeg_finish_decompress(&info);
+    jpeg_destroy_decompress(&info);
+    return pixels;
+}
+
+int main(int argc, char **argv) {
+    if (VIPS_INIT(argv[0])) return 1;
+    printf("%-44s %6s %6s %12s %12s\n", "file", "taken", "worst", "libjpeg ms", "dc ms");
+    for (int i = 1; i < argc; i++) {
+        FILE *file = fopen(argv[i], "rb");
+        if (!file) continue;
+        fseek(file, 0, SEEK_END);
+        long length = ftell(file);
+        fseek(file, 0, SEEK_SET);
+        unsigned char *bytes = malloc((size_t)length);
+        if (fread(bytes, 1, (size_t)length, file) != (size_t)length) length = 0;
+        fclose(file);
+        int width = 0, height = 0, bands = 0;
+        unsigned char *reference = libjpeg_eighth(bytes, (size_t)length, &width, &height, &bands);
+        VipsImage *image = NULL;
+        int taken = ipx_jpeg_decode_eighth(bytes, (size_t)length, 1, 0, &image) == 0;
+        int worst = -1;
+        if (taken) {
+            worst = 0;
+            if (image->Xsize != width || image->Ysize != height || image->Bands != bands) worst = 999;
+            for (int y = 0; y < height && worst != 999; y++) {
+                const unsigned char *row = VIPS_IMAGE_ADDR(image, 0, y);
+                for (int x = 0; x < width * bands; x++) {
+                    int difference = abs(row[x] - reference[(size_t)y * (size_t)(width * bands) + (size_t)x]);
+                    if (difference > worst) worst = difference;
+                }
+            }
+            g_object_unref(image);
+        }
+        double best_libjpeg = 1e9, best_dc = 1e9;
+        for (int round = 0; round < 7; round++) {
+            double start = seconds();
+            free(libjpeg_eighth(bytes, (size_t)length, &width, &height, &bands));
+            double middle = seconds();
+            if (middle - start < best_libjpeg) best_libjpeg = middle - start;
+            if (taken && ipx_jpeg_decode_eighth(bytes, (size_t)length, 1, 0, &image) == 0) {
+                g_object_unref(image);
+                if (seconds() - middle < best_dc) best_dc = seconds() - middle;
+            }
+        }
+        const char *name = strrchr(argv[i], '/');
+        printf("%-44s %6s %6d %12.2f %12.2f\n", name ? name + 1 : argv[i], taken ? "yes" : "no", worst, best_libjpeg * 1e3,
+               taken ? best_dc * 1e3 : 0.0);
+        free(reference);
+        free(bytes);
+    }
+    return 0;
+}
