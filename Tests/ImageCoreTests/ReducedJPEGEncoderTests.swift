@@ -73,6 +73,23 @@ private typealias Image = ImageCore.VipsImage
         #expect(direct.bytes == apart.bytes)
     }
 
+    /// A baseline 4:4:4 JPEG shrunk by 10 or more: the DC decoder's 1/8 image goes through the step (the
+    /// plan tries the DC decoder first and carries the encoder), and the variant is byte for byte what
+    /// libjpeg's own 1/8 decode made before the DC decoder took such files (the plan run with the DC
+    /// decoder declined: libjpeg's scaled decode into memory, reduced, then encoded).
+    @Test(arguments: [[("w", "300")], [("w", "240"), ("h", "160"), ("fit", "fill")], [("w", "200"), ("q", "92")]])
+    func aBaselineFilesEighthFromItsDCCoefficientsIsReducedAndEncodedAsLibjpegsWas(parameters: [(String, String)]) throws {
+        let source = try TestImages.jpeg(
+            TestImages.noise(width: 3600, height: 2400, bands: 3), quality: 90, progressive: false, subsample: false)
+        let (fused, apart) = try bothWays(source, parameters)
+        #expect(fused.bytes == apart.bytes, "\(parameters)")
+        let plan = try transformer.plan(source, request: request(parameters), choice: .fixed(.jpeg))
+        #expect(plan.triesEighthFirst, "\(parameters)")
+        #expect(plan.box.coverBoxFitted(to: plan.header).jpegShrink(for: plan.header) == 8, "\(parameters)")
+        let libjpegs = try run(plan.withFullReservation, source).0
+        #expect(fused.bytes == libjpegs.bytes, "\(parameters)")
+    }
+
     /// A PNG (RGB, and RGBA whose alpha is opaque everywhere) and a WebP decoded whole, then the next
     /// variant from the decode kept.
     @Test(arguments: [(format: OutputFormat.png, bands: 3), (.png, 4), (.webp, 3)])
