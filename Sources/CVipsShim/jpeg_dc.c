@@ -732,9 +732,8 @@ static int ipx_range_limit(long long idct) {
 
 /* One component's 1/8 plane value at output pixel (x, y): the IDCT of a DC-only block (libjpeg's
    jpeg_idct_1x1: the dequantised DC descaled by 3 bits, rounded), an 8-bit sample. */
-static int ipx_sample(const struct ipx_dc_decoder *d, const struct ipx_component *comp, int x, int y) {
+static int ipx_sample(const struct ipx_component *comp, int x, int y) {
     /* Every component is sampled as the others (ipx_start_frame): one block an output pixel. */
-    (void)d;
     int bx = x, by = y;
     if (bx >= comp->stride) bx = comp->stride - 1;
     if (by >= comp->rows) by = comp->rows - 1;
@@ -772,13 +771,13 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
     for (int y = 0; y < height; y++) {
         uint8_t *row = VIPS_IMAGE_ADDR(image, 0, y);
         for (int x = 0; x < width; x++) {
-            int luma = ipx_sample(d, &d->comps[0], x, y);
+            int luma = ipx_sample(&d->comps[0], x, y);
             if (bands == 1) {
                 row[x] = ipx_clamp(luma);
                 continue;
             }
             /* JFIF YCbCr to RGB in 16.16 fixed point, rounded (as libjpeg's tables). */
-            int cb = ipx_sample(d, &d->comps[1], x, y) - 128, cr = ipx_sample(d, &d->comps[2], x, y) - 128;
+            int cb = ipx_sample(&d->comps[1], x, y) - 128, cr = ipx_sample(&d->comps[2], x, y) - 128;
             row[3 * x] = ipx_clamp(luma + ((91881 * cr + 32768) >> 16));
             row[3 * x + 1] = ipx_clamp(luma + ((-22554 * cb - 46802 * cr + 32768) >> 16));
             row[3 * x + 2] = ipx_clamp(luma + ((116130 * cb + 32768) >> 16));

@@ -3,12 +3,8 @@
 # `bash bench/jpeg_dc/run.sh [FILE...]` (default: every JPEG of the benchmark corpora under
 # ${PEERS_DIR:-/tmp/imageproxy-peers}). "worst" is the largest difference of any sample (0: libjpeg's image
 # exactly); times are the best of seven, one thread. Needs libvips-dev and libjpeg's headers.
-set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-clang="$(dirname "$(readlink -f "$(command -v swift)")")/clang"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=../c-harness.sh
+source "$(dirname "$0")/../c-harness.sh"
 shim="$root/Sources/CVipsShim"
 "$clang" -O2 -I"$shim/include" -I"$shim" $(pkg-config --cflags vips) "$here/jpeg_dc_bench.c" "$shim/jpeg_dc.c" \
   "$shim/thread_buffer.c" "$shim/mapped_pixels.c" -o "$work/jpeg_dc_bench" $(pkg-config --libs vips) -ljpeg -w

@@ -2,12 +2,8 @@
 # The one-pass Lanczos3 reduce (Sources/CVipsShim/reduce_across.c) timed on its own, optionally against
 # the same file at another revision: `bash bench/reduce/run.sh [REVISION]`. Equal checksums mean the same
 # output bytes. Needs libvips-dev (headers) and the Swift toolchain's clang.
-set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-clang="$(dirname "$(readlink -f "$(command -v swift)")")/clang"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=../c-harness.sh
+source "$(dirname "$0")/../c-harness.sh"
 build() { # source-file binary
   "$clang" -O2 -DREDUCE_C="\"$1\"" -I"$root/Sources/CVipsShim/include" -I"$root/Sources/CVipsShim" \
     $(pkg-config --cflags vips) "$here/reduce_bench.c" "$here/stubs.c" -o "$2" $(pkg-config --libs vips) -lm -w
