@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A 1/8-scale decode of a progressive or baseline JPEG from its DC coefficients alone.
+/* A 1/8-scale decode of a progressive or baseline JPEG from its DC coefficients alone (and a 1/4-scale one of a
+ * baseline JPEG from its first coefficients).
  *
  * At 1/8 scale each 8x8 block becomes one pixel: its mean, which is its DC coefficient. A progressive
  * file sends the DC coefficients of every block first (one scan, or one per component), then the AC
@@ -18,6 +19,12 @@
  * up to IPX_MULTI_BITS bits that steps over every whole code and magnitude they hold at once.
  * Only files whose components share one sampling (4:4:4 colour, grey) are decoded: for subsampled chroma
  * libjpeg's 1/8 decode uses a 2x2 IDCT with AC terms, which the DC alone cannot reproduce.
+ *
+ * The same decoder makes a baseline file's 1/4 image (ipx_jpeg_decode_quarter): each block's 2x2 samples
+ * from libjpeg's 2x2 IDCT (jidctred.c's arithmetic), fed with the values of the block's first `coefficients`
+ * codes in zigzag order, looked up with their magnitudes in one step (`valued`); the rest of the block is
+ * stepped over as above and taken as zeros. With all 64 read the image is libjpeg's 1/4 decode exactly;
+ * with the service's 5 (the DC and the terms of rows and columns 0 and 1) it is within a few levels of it. 
  *
  * Every marker segment up to EOI is walked (AC scans stepped over by their end marker), so that a file
  * this decoder answers is one libjpeg would read whole too. Anything else (a baseline frame scanned
@@ -53,7 +60,13 @@ struct ipx_huffman {
        up to and including an end of block: bits used | index advance << 4 | 1 << 10 when the block ended
        there; 0 when not even one coefficient is whole within them. */
     uint16_t multi[1 << IPX_MULTI_BITS];
+    /* AC tables, for the 1/4 decode: by the next IPX_FAST_BITS bits, a code and its magnitude when both fit:
+       the signed value << 16 | IPX_VALUE_END at an end of block | run << 5 | bits used; 0 when they do not
+       fit. A run of sixteen zeros is a run of 15 and a value of 0. */
+    int32_t valued[1 << IPX_FAST_BITS];
 };
+
+#define IPX_VALUE_END (1 << 9)
 
 struct ipx_component {
     int id, h, v, quant_table, dc_table, ac_table;
@@ -61,6 +74,11 @@ struct ipx_component {
        segment after that does not change a component already started). */
     int latched;
     uint16_t dc_step;
+    uint16_t steps[64]; /* the whole latched table, in zigzag order (the 1/4 decode dequantises AC terms) */
+    /* The component's plane of 8-bit samples, the stored grid's (stride x rows blocks) at the decode's scale:
+       one sample a block at 1/8 (made from `dc` once the file is read), 2x2 at 1/4 (made block by block). */
+    uint8_t *samples;
+    int samples_stride;
     int blocks_w, blocks_h; /* the component's own blocks (non-interleaved scans) */
     int stride, rows;       /* the stored grid, padded to whole MCUs */
     int16_t *dc;
@@ -72,7 +90,9 @@ struct ipx_dc_decoder {
     const uint8_t *data, *end, *p;
     int width, height, count, hmax, vmax, restart_interval, progressive, sequential, adobe_transform, scans;
     long long deadline_ns; /* CLOCK_MONOTONIC; 0: none */
-    uint16_t quant[4];
+    int shrink;            /* 8: one sample a block (the DC term); 4: 2x2 samples a block (baseline frames only) */
+    int coefficients;      /* 1/4 decode: the AC terms below this zigzag index are read; the rest stepped over */
+    uint16_t quant[4][64]; /* in zigzag order, as the DQT segment sends them */
     int quant_defined[4];
     struct ipx_huffman dc_tables[4];
     struct ipx_huffman ac_tables[4]; /* read for sequential (baseline) frames, whose AC codes are stepped over */
@@ -121,6 +141,7 @@ static void ipx_build_lookups(struct ipx_huffman *t, int ac) {
     if (t->lookups_built) return;
     memset(t->fast, 0, sizeof(t->fast));
     memset(t->skip, 0, sizeof(t->skip));
+    memset(t->valued, 0, sizeof(t->valued));
     for (int len = 1; len <= IPX_FAST_BITS; len++) {
         if (t->maxcode[len] < 0) continue;
         for (int32_t code = t->mincode[len]; code <= t->maxcode[len]; code++) {
@@ -131,6 +152,19 @@ static void ipx_build_lookups(struct ipx_huffman *t, int ac) {
             for (int32_t j = 0; j < count; j++) {
                 t->fast[first + j] = (uint16_t)(len << 8 | symbol);
                 t->skip[first + j] = (uint16_t)((len + magnitude) << 8 | advance);
+                if (!ac || len + magnitude > IPX_FAST_BITS) continue;
+                int32_t entry = len + magnitude;
+                if (magnitude) {
+                    /* The magnitude's bits follow the code within the index; the value as T.81 F.12 extends it. */
+                    int raw = (int)((uint32_t)(first + j) >> (IPX_FAST_BITS - len - magnitude)) & ((1 << magnitude) - 1);
+                    int value = raw < (1 << (magnitude - 1)) ? raw - (1 << magnitude) + 1 : raw;
+                    entry |= run << 5 | (int32_t)((uint32_t)value << 16);
+                } else if (run == 15) {
+                    entry |= 15 << 5;
+                } else {
+                    entry |= IPX_VALUE_END;
+                }
+                t->valued[first + j] = entry;
             }
         }
     }
@@ -178,7 +212,7 @@ static int ipx_define_quant(struct ipx_dc_decoder *d, const uint8_t *p, int leng
     while (length > 0) {
         int precision = p[0] >> 4, id = p[0] & 15, size = precision ? 129 : 65;
         if (id > 3 || length < size) return 0;
-        d->quant[id] = precision ? (uint16_t)ipx_read16(p + 1) : p[1]; /* element 0 is DC in any order */
+        for (int k = 0; k < 64; k++) d->quant[id][k] = precision ? (uint16_t)ipx_read16(p + 1 + 2 * k) : p[1 + k];
         d->quant_defined[id] = 1;
         p += size;
         length -= size;
@@ -218,6 +252,10 @@ static int ipx_start_frame(struct ipx_dc_decoder *d, const uint8_t *p, int lengt
         comp->rows = mcus_y * comp->v;
         comp->dc = calloc((size_t)comp->stride * (size_t)comp->rows, sizeof(int16_t));
         if (!comp->dc) return -1;
+        int per_block = d->shrink == 4 ? 2 : 1;
+        comp->samples_stride = per_block * comp->stride;
+        comp->samples = calloc((size_t)comp->samples_stride * (size_t)comp->rows, (size_t)per_block);
+        if (!comp->samples) return -1;
         comp->known_bits = -1;
     }
     return 1;
@@ -374,6 +412,58 @@ static inline int ipx_next_symbol(struct ipx_dc_decoder *d, const struct ipx_huf
     return -1;
 }
 
+static int ipx_range_limit(long long idct);
+
+/* Zigzag index -> the 1/4 decode's term (5 * row + column over rows and columns 0, 1, 3, 5, 7 of the block,
+   the only ones libjpeg's 2x2 IDCT reads), or -1. */
+static const signed char ipx_quarter_term[64] = {
+    0,  1,  5,  -1, 6,  -1, 2,  -1, -1, 10, -1, 11, -1, 7,  -1, 3,  -1, -1, -1, -1, 15, -1, 16, -1, 12, -1, 8,  -1, 4,  -1, -1, -1,
+    -1, -1, -1, 20, 21, -1, 17, -1, 13, -1, 9,  -1, -1, -1, -1, -1, -1, 22, -1, 18, -1, 14, -1, -1, -1, -1, 23, -1, 19, -1, -1, 24,
+};
+
+/* A block's 2x2 samples from its dequantised terms (`terms` as ipx_quarter_term lays them out): libjpeg's
+   jpeg_idct_2x2 (jidctred.c: the same constants, 13 fraction bits, the same rounding and range limit), so
+   a block whose terms are all read comes out as libjpeg's 1/4 decode makes it. */
+static void ipx_idct_2x2(const long long terms[25], uint8_t *out, size_t stride) {
+    /* sqrt(2) * (c1+c3+c5+c7), (-c1+c3-c5-c7), (-c1+c3+c5+c7), (c7-c5+c3-c1), in 13-bit fixed point */
+    const long long odd1 = 29692, odd3 = -10426, odd5 = 6967, odd7 = -5906;
+    long long work[2][5];
+    for (int column = 0; column < 5; column++) {
+        const long long *t = terms + column;
+        long long even = t[0] * (1LL << 15);
+        long long odd = t[5] * odd1 + t[10] * odd3 + t[15] * odd5 + t[20] * odd7;
+        work[0][column] = (even + odd + (1LL << 12)) >> 13;
+        work[1][column] = (even - odd + (1LL << 12)) >> 13;
+    }
+    for (int row = 0; row < 2; row++) {
+        const long long *w = work[row];
+        long long even = w[0] * (1LL << 15);
+        long long odd = w[1] * odd1 + w[2] * odd3 + w[3] * odd5 + w[4] * odd7;
+        out[row * stride] = (uint8_t)ipx_range_limit((even + odd + (1LL << 19)) >> 20);
+        out[row * stride + 1] = (uint8_t)ipx_range_limit((even - odd + (1LL << 19)) >> 20);
+    }
+}
+
+/* ipx_idct_2x2 of a block whose terms outside rows and columns 0 and 1 are all 0 (the same arithmetic with
+   the zero products left out): t00 the DC, t01 the first horizontal, t10 the first vertical term. */
+static void ipx_idct_2x2_low(long long t00, long long t01, long long t10, long long t11, uint8_t *out, size_t stride) {
+    const long long odd1 = 29692;
+    long long work[2][2];
+    long long even = t00 * (1LL << 15), odd = t10 * odd1;
+    work[0][0] = (even + odd + (1LL << 12)) >> 13;
+    work[1][0] = (even - odd + (1LL << 12)) >> 13;
+    even = t01 * (1LL << 15);
+    odd = t11 * odd1;
+    work[0][1] = (even + odd + (1LL << 12)) >> 13;
+    work[1][1] = (even - odd + (1LL << 12)) >> 13;
+    for (int row = 0; row < 2; row++) {
+        even = work[row][0] * (1LL << 15);
+        odd = work[row][1] * odd1;
+        out[row * stride] = (uint8_t)ipx_range_limit((even + odd + (1LL << 19)) >> 20);
+        out[row * stride + 1] = (uint8_t)ipx_range_limit((even - odd + (1LL << 19)) >> 20);
+    }
+}
+
 /* One block of a sequential (baseline) scan: its DC coefficient kept, its AC coefficients stepped over as
    libjpeg's decode_mcu does when it needs only the DC term (each code and its magnitude bits read, the
    values dropped; an end-of-block code or the 63rd coefficient ends the block). */
@@ -412,7 +502,64 @@ static int ipx_decode_sequential_block(struct ipx_dc_decoder *d, struct ipx_comp
     const struct ipx_huffman *ac = &d->ac_tables[comp->ac_table];
     const uint16_t *skip = ac->skip;
     const uint16_t *multi = ac->multi;
-    for (int k = 1; k < 64;) {
+    int k = 1;
+    /* The 1/4 decode: the first `coefficients` in zigzag order (the later ones are taken as 0). */
+    int values[64];
+    int ended = 0;
+    if (d->shrink == 4) {
+        memset(values, 0, sizeof(int) * (size_t)d->coefficients);
+        const int32_t *valued = ac->valued;
+        while (k < d->coefficients) {
+            IPX_REFILL_32()
+            int32_t quick = valued[bits >> (64 - IPX_FAST_BITS)];
+            if (quick) {
+                int used = quick & 31;
+                bits <<= used;
+                count -= used;
+                if (quick & IPX_VALUE_END) {
+                    ended = 1;
+                    break;
+                }
+                k += (quick >> 5) & 15;
+                if (k < d->coefficients) values[k] = quick >> 16;
+                k++;
+                continue;
+            }
+            int symbol;
+            const uint16_t *fast = ac->fast;
+            uint16_t entry = fast[bits >> (64 - IPX_FAST_BITS)];
+            if (entry) {
+                int length = entry >> 8;
+                bits <<= length;
+                count -= length;
+                symbol = entry & 0xFF;
+            } else {
+                d->bits = bits;
+                d->bit_count = count;
+                symbol = ipx_next_symbol(d, ac);
+                bits = d->bits;
+                count = d->bit_count;
+                if (symbol < 0) return 0;
+            }
+            int run = symbol >> 4, magnitude = symbol & 15;
+            if (!magnitude) {
+                if (run != 15) {
+                    ended = 1; /* end of block */
+                    break;
+                }
+                k += 16;
+                continue;
+            }
+            k += run;
+            int value = (int)(bits >> (64 - magnitude));
+            bits <<= magnitude;
+            count -= magnitude;
+            value -= value < (1 << (magnitude - 1)) ? (1 << magnitude) - 1 : 0;
+            if (k < d->coefficients) values[k] = value;
+            k++;
+        }
+    }
+    while (!ended && k < 64) {
         IPX_REFILL_32()
         /* Several coefficients at once, when the index stays below 64 through all of them (so libjpeg's
            loop would not have stopped among them). */
@@ -450,6 +597,32 @@ static int ipx_decode_sequential_block(struct ipx_dc_decoder *d, struct ipx_comp
 #undef IPX_REFILL_32
     d->bits = bits;
     d->bit_count = count;
+    if (d->shrink == 4) {
+        size_t stride = (size_t)comp->samples_stride;
+        uint8_t *quarter = comp->samples + (size_t)(2 * by) * stride + (size_t)(2 * bx);
+        long long dc = (long long)predictor * comp->steps[0];
+        if (d->coefficients <= 5) {
+            /* At most the terms of rows and columns 0 and 1 (zigzag 1, 2 and 4; zigzag 3 is row 2, which the
+               2x2 IDCT does not read). */
+            int t01 = d->coefficients > 1 ? values[1] : 0, t10 = d->coefficients > 2 ? values[2] : 0;
+            int t11 = d->coefficients > 4 ? values[4] : 0;
+            if (!(t01 | t10 | t11)) {
+                /* The DC term alone: jpeg_idct_2x2 gives all four samples the DC's 1x1 IDCT. */
+                uint8_t sample = (uint8_t)ipx_range_limit((dc + 4) >> 3);
+                quarter[0] = quarter[1] = quarter[stride] = quarter[stride + 1] = sample;
+            } else {
+                ipx_idct_2x2_low(dc, (long long)t01 * comp->steps[1], (long long)t10 * comp->steps[2],
+                                 (long long)t11 * comp->steps[4], quarter, stride);
+            }
+        } else {
+            long long terms[25] = {0};
+            terms[0] = dc;
+            for (int z = 1; z < d->coefficients; z++) {
+                if (ipx_quarter_term[z] >= 0) terms[ipx_quarter_term[z]] = (long long)values[z] * comp->steps[z];
+            }
+            ipx_idct_2x2(terms, quarter, stride);
+        }
+    }
     return 1;
 }
 
@@ -529,7 +702,8 @@ static int ipx_start_scan(struct ipx_dc_decoder *d, const uint8_t *p, int length
         /* libjpeg latches the component's table at its first scan, and stops when there is none. */
         if (!scan[i]->latched) {
             if (!d->quant_defined[scan[i]->quant_table]) return 0;
-            scan[i]->dc_step = d->quant[scan[i]->quant_table];
+            memcpy(scan[i]->steps, d->quant[scan[i]->quant_table], sizeof(scan[i]->steps));
+            scan[i]->dc_step = scan[i]->steps[0];
             scan[i]->latched = 1;
         }
     }
@@ -582,7 +756,12 @@ static int ipx_read_dc(struct ipx_dc_decoder *d) {
         d->p = segment + length;
         int ok = 1;
         switch (marker) {
-        case 0xC2: ok = ipx_start_frame(d, segment, length); d->progressive = 1; break;
+        case 0xC2:
+            /* A progressive file's AC terms come in scans of their own: only its 1/8 image is made here. */
+            if (d->shrink != 8) return 0;
+            ok = ipx_start_frame(d, segment, length);
+            d->progressive = 1;
+            break;
         case 0xC0: /* baseline */
         case 0xC1: /* extended sequential, Huffman-coded (8-bit precision only: ipx_start_frame) */
             ok = ipx_start_frame(d, segment, length);
@@ -730,24 +909,28 @@ static int ipx_range_limit(long long idct) {
     return index < 128 ? index + 128 : index < 384 ? 255 : index < 896 ? 0 : index - 896;
 }
 
-/* One component's 1/8 plane value at output pixel (x, y): the IDCT of a DC-only block (libjpeg's
+/* A component's 1/8 plane from its DC terms: each block's IDCT of the DC term alone (libjpeg's
    jpeg_idct_1x1: the dequantised DC descaled by 3 bits, rounded), an 8-bit sample. */
-static int ipx_sample(const struct ipx_component *comp, int x, int y) {
-    /* Every component is sampled as the others (ipx_start_frame): one block an output pixel. */
-    int bx = x, by = y;
-    if (bx >= comp->stride) bx = comp->stride - 1;
-    if (by >= comp->rows) by = comp->rows - 1;
-    long long coefficient = comp->dc[(size_t)by * (size_t)comp->stride + (size_t)bx];
-    return ipx_range_limit((coefficient * (long long)comp->dc_step + 4) >> 3);
+static void ipx_make_eighth_samples(struct ipx_component *comp) {
+    size_t blocks = (size_t)comp->stride * (size_t)comp->rows;
+    for (size_t i = 0; i < blocks; i++) {
+        comp->samples[i] = (uint8_t)ipx_range_limit(((long long)comp->dc[i] * (long long)comp->dc_step + 4) >> 3);
+    }
 }
 
 static void ipx_release(struct ipx_dc_decoder *d) {
-    for (int c = 0; c < IPX_MAX_COMPONENTS; c++) free(d->comps[c].dc);
+    for (int c = 0; c < IPX_MAX_COMPONENTS; c++) {
+        free(d->comps[c].dc);
+        free(d->comps[c].samples);
+    }
 }
 
-int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, long long deadline_ns, VipsImage **out) {
+static int ipx_jpeg_decode_scaled_down(const void *buffer, size_t length, int shrink, int coefficients, int orientation,
+                                       long long deadline_ns, VipsImage **out) {
     struct ipx_dc_decoder *d = calloc(1, sizeof(struct ipx_dc_decoder));
     if (!d) return -1;
+    d->shrink = shrink;
+    d->coefficients = coefficients < 1 ? 1 : coefficients > 64 ? 64 : coefficients;
     d->data = buffer;
     d->end = d->data + length;
     d->adobe_transform = -1;
@@ -758,7 +941,7 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
         free(d);
         return status < 0 ? -1 : status == 0 ? 1 : status;
     }
-    int width = (d->width + 7) / 8, height = (d->height + 7) / 8, bands = d->count;
+    int width = (d->width + shrink - 1) / shrink, height = (d->height + shrink - 1) / shrink, bands = d->count;
     /* Into this thread's reused buffer when it fits (thread_buffer.c); every pixel is written below before
        the image is handed out. */
     VipsImage *image = ipx_thread_buffer_image(width, height, bands,
@@ -768,19 +951,26 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
         free(d);
         return -1;
     }
+    if (shrink == 8) {
+        for (int c = 0; c < bands; c++) ipx_make_eighth_samples(&d->comps[c]);
+    }
+    /* The planes cover the image (the grid is padded to whole MCUs, and every component is sampled as the
+       others: ipx_start_frame), so output pixel (x, y) is sample (x, y) of each plane. */
+    size_t plane_stride = (size_t)d->comps[0].samples_stride;
     for (int y = 0; y < height; y++) {
         uint8_t *row = VIPS_IMAGE_ADDR(image, 0, y);
+        const uint8_t *luma = d->comps[0].samples + (size_t)y * plane_stride;
+        if (bands == 1) {
+            memcpy(row, luma, (size_t)width);
+            continue;
+        }
+        const uint8_t *blue = d->comps[1].samples + (size_t)y * plane_stride, *red = d->comps[2].samples + (size_t)y * plane_stride;
         for (int x = 0; x < width; x++) {
-            int luma = ipx_sample(&d->comps[0], x, y);
-            if (bands == 1) {
-                row[x] = ipx_clamp(luma);
-                continue;
-            }
             /* JFIF YCbCr to RGB in 16.16 fixed point, rounded (as libjpeg's tables). */
-            int cb = ipx_sample(&d->comps[1], x, y) - 128, cr = ipx_sample(&d->comps[2], x, y) - 128;
-            row[3 * x] = ipx_clamp(luma + ((91881 * cr + 32768) >> 16));
-            row[3 * x + 1] = ipx_clamp(luma + ((-22554 * cb - 46802 * cr + 32768) >> 16));
-            row[3 * x + 2] = ipx_clamp(luma + ((116130 * cb + 32768) >> 16));
+            int l = luma[x], cb = blue[x] - 128, cr = red[x] - 128;
+            row[3 * x] = ipx_clamp(l + ((91881 * cr + 32768) >> 16));
+            row[3 * x + 1] = ipx_clamp(l + ((-22554 * cb - 46802 * cr + 32768) >> 16));
+            row[3 * x + 2] = ipx_clamp(l + ((116130 * cb + 32768) >> 16));
         }
     }
     /* The ICC profile, when every chunk is present. */
@@ -809,4 +999,13 @@ int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, l
     free(d);
     *out = image;
     return 0;
+}
+
+int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, long long deadline_ns, VipsImage **out) {
+    return ipx_jpeg_decode_scaled_down(buffer, length, 8, 1, orientation, deadline_ns, out);
+}
+
+int ipx_jpeg_decode_quarter(const void *buffer, size_t length, int coefficients, int orientation, long long deadline_ns,
+                            VipsImage **out) {
+    return ipx_jpeg_decode_scaled_down(buffer, length, 4, coefficients, orientation, deadline_ns, out);
 }

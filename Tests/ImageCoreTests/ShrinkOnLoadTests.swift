@@ -43,10 +43,11 @@ import TestSupport
         #expect(top[1] < 20 && bottom[1] > 235)
     }
 
-    /// A baseline file takes the DC decoder only where libjpeg's scaled decode would have been at 1/8 too
-    /// (``ResizeBox/jpegShrinkMargin`` above the output), so its output is what it was; a progressive file
-    /// takes it from a reduction of 8 on.
-    @Test func aBaselineFileIsDecodedFromItsDCCoefficientsOnlyWhereLibjpegWouldDecodeAnEighth() throws {
+    /// A baseline file takes our decoder only at the scale libjpeg's scaled decode would have taken
+    /// (``ResizeBox/jpegShrinkMargin`` above the output): at 1/8 its output is what it was, at 1/4 it is
+    /// made from the first terms of each block; a progressive file takes it from a reduction of 8 on, at
+    /// 1/8 only.
+    @Test func aBaselineFileIsDecodedByOurDecoderOnlyAtTheScaleLibjpegWouldTake() throws {
         // Noise, so that decoding at 1/4 and reducing gives other samples than the blocks' means.
         let image = try TestImages.noise(width: 2400, height: 1600, bands: 3)
         let baseline = try image.encoded(as: .jpeg, quality: 90).bytes
@@ -54,14 +55,15 @@ import TestSupport
         let header = try SourceHeader(reading: baseline), progressiveHeader = try SourceHeader(reading: progressive)
         #expect(header.jpegSequential && header.jpegEighthDecodable)
         #expect(!progressiveHeader.jpegSequential && progressiveHeader.jpegEighthDecodable)
-        for (width, eighthForBaseline) in [(300, false), (240, true), (200, true)] {
+        for (width, shrink) in [(600, nil), (480, 4), (300, 4), (240, 8), (200, 8)] as [(Int, Int?)] {
             let box = ResizeBox(width: width, height: nil, fit: .contain)
-            #expect(box.mayDecodeEighth(for: header, format: .jpeg) == eighthForBaseline, "w=\(width)")
-            #expect(box.mayDecodeEighth(for: progressiveHeader, format: .jpeg), "w=\(width), progressive")
-            #expect(box.jpegShrink(for: header) == (eighthForBaseline ? 8 : 4), "w=\(width)")
+            #expect(box.ownDecoderShrink(header) == shrink, "w=\(width)")
+            #expect(box.mayDecodeEighth(for: header, format: .jpeg) == (shrink != nil), "w=\(width)")
+            #expect(box.jpegShrink(for: header) == shrink ?? 2, "w=\(width)")
+            #expect(box.ownDecoderShrink(progressiveHeader) == (width <= 300 ? 8 : nil), "w=\(width), progressive")
         }
         // End to end: where both take the DC decoder the outputs are the same bytes (the same DC
-        // coefficients); at a reduction of 8 the baseline file is decoded by libjpeg at 1/4 instead.
+        // coefficients); at a reduction of 8 the baseline file is decoded at 1/4 instead.
         let request = { (width: Int) in
             try ImageRequest(query: [("url", "http://example.com/a.jpg"), ("w", String(width))], limits: .init(maxDimension: 4096))
         }

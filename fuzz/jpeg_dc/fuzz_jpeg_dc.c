@@ -1,5 +1,5 @@
 /* libFuzzer target for the hand-written parsers of untrusted image bytes in Sources/CVipsShim:
- * the JPEG 1/8 DC decoder (jpeg_dc.c), the JPEG layout reader (scan count, frame header), and the PNG chunk walk (png_chunks.c);
+ * the JPEG 1/8 DC decoder and its 1/4 decode of baseline files (jpeg_dc.c), the JPEG layout reader (scan count, frame header), and the PNG chunk walk (png_chunks.c);
  * also the code that drives libjpeg's scaled decode over the same bytes (jpeg_scaled.c: error exits,
  * warnings, the profile, the pixel bound), the header read by libjpeg and libexif (jpeg_header.c), and the
  * one-pass reduce of the decoded image (reduce_across.c).
@@ -25,6 +25,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             image = NULL;
         } else if (status != 1 && status != 3 && status != -1) {
             abort(); /* no deadline was given: 2 is impossible */
+        }
+    }
+    /* The 1/4 decode: the default terms, every term, and as many as the input's size picks. */
+    int term_counts[3] = {5, 64, (int)(size % 66) - 1};
+    for (int i = 0; i < 3; i++) {
+        int status = ipx_jpeg_decode_quarter(data, size, term_counts[i], 1, 0, &image);
+        if (status == 0) {
+            if (!image || vips_image_get_width(image) < 1 || vips_image_get_height(image) < 1) abort();
+            g_object_unref(image);
+            image = NULL;
+        } else if (status != 1 && status != 3 && status != -1) {
+            abort();
         }
     }
     struct ipx_jpeg_layout layout;

@@ -156,6 +156,13 @@ int ipx_vips_thumbnail_jpeg_shrunk(const void *buffer, size_t length, VipsImage 
 /// (CLOCK_MONOTONIC, 0 for none) passed; 3: more than IPX_JPEG_MAX_SCANS scans; -1: out of memory.
 int ipx_jpeg_decode_eighth(const void *buffer, size_t length, int orientation, long long deadline_ns, VipsImage **out);
 
+/// A one-scan baseline 4:4:4 or grey JPEG decoded at 1/4 scale by the same decoder (jpeg_dc.c): libjpeg's
+/// 2x2 IDCT of each block, from the AC terms among its first `coefficients` (1...64) in zigzag order; the
+/// rest are stepped over as zeros. With 64 it is libjpeg's own 1/4 decode. Same returns as
+/// ipx_jpeg_decode_eighth; a progressive file returns 1.
+int ipx_jpeg_decode_quarter(const void *buffer, size_t length, int coefficients, int orientation, long long deadline_ns,
+                            VipsImage **out);
+
 /// Decodes a JPEG with libjpeg at 1/`shrink` scale (1, 2, 4 or 8) into a memory image on the calling thread
 /// (jpeg_scaled.c), with its ICC profile and `orientation` (> 1) attached. 0: *out is set; 1: not this
 /// decoder's kind of file (not 8-bit YCbCr/RGB or grey, more than `max_pixels` source pixels) or libjpeg

@@ -381,7 +381,9 @@ public struct ImageTransformer: Sendable {
         if plan.eighthDeclined { eighth = .declined }
         if plan.leavesKeptSizeToLoader { eighth = .scaledDeclined }
         if plan.triesEighthFirst {
-            eighth = try ScaleOnLoadStep.decodeEighth(source, header: plan.header, deadline: deadline).map { .decoded($0) } ?? .declined
+            eighth = try ScaleOnLoadStep.decodeEighth(
+                source, header: plan.header, box: plan.box.coverBoxFitted(to: plan.header), deadline: deadline
+            ).map { .decoded($0) } ?? .declined
             if case .declined = eighth, reserved < plan.fullReservation, !grow(plan.fullReservation) {
                 return .needsFullReservation
             }

@@ -18,19 +18,26 @@ extension ResizeBox {
     /// How many times the output's size a shrunk-on-load baseline JPEG keeps at least.
     static let jpegShrinkMargin = 1.25
 
-    /// Whether this source is made from its DC coefficients alone when the DC decoder takes it, without a
-    /// crop: a progressive 4:4:4 or grey JPEG shrunk by 8 or more (what Pillow's draft mode decodes at), or a
-    /// baseline one shrunk by as much as makes ``jpegShrink(for:)`` pick 1/8 (its 1/8 image is libjpeg's
-    /// own, so the output is what libjpeg's 1/8 decode made before).
+    /// Whether this source is decoded by our own JPEG decoder (``JPEGEighthDecoder``) when it takes the
+    /// file, without a crop, at the scale ``ownDecoderShrink(_:)`` picks.
     func mayDecodeEighth(for header: SourceHeader, format: SourceFormat?) -> Bool {
-        crop == nil && format == .jpeg && coverBoxFitted(to: header).reducesToAnEighth(header)
+        crop == nil && format == .jpeg && coverBoxFitted(to: header).ownDecoderShrink(header) != nil
     }
 
-    /// Whether this box (fitted to the source) shrinks `header`'s JPEG enough for its DC-only 1/8 image:
-    /// by 8 for a progressive file, by 8 x ``jpegShrinkMargin`` for a baseline one; false for a file the
-    /// DC decoder cannot take.
-    func reducesToAnEighth(_ header: SourceHeader) -> Bool {
-        header.jpegEighthDecodable && reduction(for: header) >= (header.jpegSequential ? 8 * Self.jpegShrinkMargin : 8)
+    /// The scale our own JPEG decoder (``JPEGEighthDecoder``) makes `header`'s image at for this box
+    /// (fitted to the source), or nil when libjpeg decodes it:
+    /// - 8: a progressive 4:4:4 or grey JPEG shrunk by 8 or more (what Pillow's draft mode decodes at),
+    ///   from its DC scans alone; a baseline one shrunk by as much as makes ``jpegShrink(for:)`` pick 1/8
+    ///   (the image is libjpeg's own 1/8 decode, so the output is what libjpeg's made before).
+    /// - 4: a baseline 4:4:4 or grey JPEG for which ``jpegShrink(for:)`` picks 1/4 (shrunk by 5 to 10):
+    ///   from its DC and first AC terms (``JPEGEighthDecoder/quarterTermsRead``), the sharpness margin's
+    ///   1/4 image at little more than the cost of the DC-only 1/8 one.
+    func ownDecoderShrink(_ header: SourceHeader) -> Int? {
+        guard header.jpegEighthDecodable else { return nil }
+        let reduction = reduction(for: header)
+        if !header.jpegSequential { return reduction >= 8 ? 8 : nil }
+        let shrink = jpegShrink(for: header)
+        return shrink == 8 || shrink == 4 ? shrink : nil
     }
 
     /// Whether libjpeg decodes this source into memory on the pool thread and the pool thread reduces it

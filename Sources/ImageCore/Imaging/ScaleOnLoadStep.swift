@@ -62,13 +62,14 @@ struct ScaleOnLoadStep {
             return .reduced(image)
         case .scaledDeclined:
             return .toLoader(shrink: shrink)
-        case .untried where box.reducesToAnEighth(header):
+        case .untried where box.ownDecoderShrink(header) != nil:
             // Progressive JPEGs: the DC scans alone make the 1/8 image, and most of the file (the AC
             // scans, whose Huffman decoding is most of the work) is never read. Used whenever 1/8 still
             // covers the output, as Pillow's draft mode does: without AC terms there is nothing finer.
             // Baseline 4:4:4 and grey JPEGs: the DC coefficients of their one scan, the AC ones stepped
             // over without libjpeg's IDCT, where libjpeg would decode at 1/8 too.
-            if let image = try Self.decodeEighth(bytes, header: header, deadline: deadline) { return .decoded(image) }
+            // Baseline 4:4:4 and grey JPEGs at 1/4: the DC and first AC terms of each block.
+            if let image = try Self.decodeEighth(bytes, header: header, box: box, deadline: deadline) { return .decoded(image) }
         case .untried, .declined:
             break
         }
@@ -129,12 +130,14 @@ struct ScaleOnLoadStep {
     /// The largest JPEG decoded here whole without a shrink (its RGB pixels): 64 MiB, a 22 MP photograph.
     static let largestUnshrunkDecodeBytes = 64 << 20
 
-    /// The DC-only 1/8 image of a JPEG (``JPEGEighthDecoder``), upright and with its profile, or nil when
-    /// the decoder declines the file (libjpeg or libvips then decode it).
+    /// A JPEG's image from our own decoder (``JPEGEighthDecoder``) at the scale `box` (fitted to the
+    /// source) picks (``ResizeBox/ownDecoderShrink(_:)``), upright and with its profile, or nil when the
+    /// box picks none or the decoder declines the file (libjpeg or libvips then decode it).
     /// - Throws: ``ImagingError/tooManyScans(limit:)``; ``ImagingError/undecodable`` past the deadline.
-    static func decodeEighth(_ bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage? {
+    static func decodeEighth(_ bytes: [UInt8], header: SourceHeader, box: ResizeBox, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage? {
+        guard let shrink = box.ownDecoderShrink(header) else { return nil }
         switch JPEGEighthDecoder.decode(
-            bytes, orientation: header.orientation, deadlineNanoseconds: deadline?.monotonicNanoseconds ?? 0)
+            bytes, shrink: shrink, orientation: header.orientation, deadlineNanoseconds: deadline?.monotonicNanoseconds ?? 0)
         {
         case .decoded(let image): return image
         case .notApplicable: return nil
