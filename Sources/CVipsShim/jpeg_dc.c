@@ -24,7 +24,7 @@
  * from libjpeg's 2x2 IDCT (jidctred.c's arithmetic), fed with the values of the block's first `coefficients`
  * codes in zigzag order, looked up with their magnitudes in one step (`valued`); the rest of the block is
  * stepped over as above and taken as zeros. With all 64 read the image is libjpeg's 1/4 decode exactly;
- * with the service's 5 (the DC and the terms of rows and columns 0 and 1) it is within a few levels of it. 
+ * with the service's 5 (the DC and the terms of rows and columns 0 and 1) it is within a few levels of it.
  *
  * Every marker segment up to EOI is walked (AC scans stepped over by their end marker), so that a file
  * this decoder answers is one libjpeg would read whole too. Anything else (a baseline frame scanned
@@ -70,11 +70,11 @@ struct ipx_huffman {
 
 struct ipx_component {
     int id, h, v, quant_table, dc_table, ac_table;
-    /* The DC step of the quantisation table as libjpeg latches it at the component's first scan (a DQT
-       segment after that does not change a component already started). */
+    /* The quantisation table as libjpeg latches it at the component's first scan (a DQT segment after that
+       does not change a component already started), in zigzag order: steps[0] for the DC term, the rest for
+       the AC terms a 1/4 decode reads. */
     int latched;
-    uint16_t dc_step;
-    uint16_t steps[64]; /* the whole latched table, in zigzag order (the 1/4 decode dequantises AC terms) */
+    uint16_t steps[64];
     /* The component's plane of 8-bit samples, the stored grid's (stride x rows blocks) at the decode's scale:
        one sample a block at 1/8 (made from `dc` once the file is read), 2x2 at 1/4 (made block by block). */
     uint8_t *samples;
@@ -479,6 +479,15 @@ static int ipx_decode_sequential_block(struct ipx_dc_decoder *d, struct ipx_comp
         bits = d->bits;                   \
         count = d->bit_count;             \
     }
+    /* An AC code the lookups do not hold (longer than IPX_FAST_BITS), decoded length by length; damage
+       (no such code) ends the block's decode. */
+#define IPX_LONG_AC_SYMBOL(symbol)        \
+    d->bits = bits;                       \
+    d->bit_count = count;                 \
+    symbol = ipx_next_symbol(d, ac);      \
+    bits = d->bits;                       \
+    count = d->bit_count;                 \
+    if (symbol < 0) return 0;
     /* A code is at most 16 bits and its magnitude at most 15: 32 bits in hand cover one coefficient. */
     IPX_REFILL_32()
     d->bits = bits;
@@ -525,22 +534,9 @@ static int ipx_decode_sequential_block(struct ipx_dc_decoder *d, struct ipx_comp
                 k++;
                 continue;
             }
+            /* A code and magnitude longer than the lookup: the code first, then its bits. */
             int symbol;
-            const uint16_t *fast = ac->fast;
-            uint16_t entry = fast[bits >> (64 - IPX_FAST_BITS)];
-            if (entry) {
-                int length = entry >> 8;
-                bits <<= length;
-                count -= length;
-                symbol = entry & 0xFF;
-            } else {
-                d->bits = bits;
-                d->bit_count = count;
-                symbol = ipx_next_symbol(d, ac);
-                bits = d->bits;
-                count = d->bit_count;
-                if (symbol < 0) return 0;
-            }
+            IPX_LONG_AC_SYMBOL(symbol)
             int run = symbol >> 4, magnitude = symbol & 15;
             if (!magnitude) {
                 if (run != 15) {
@@ -580,12 +576,8 @@ static int ipx_decode_sequential_block(struct ipx_dc_decoder *d, struct ipx_comp
             count -= length;
             advance = entry & 0xFF;
         } else {
-            d->bits = bits;
-            d->bit_count = count;
-            int symbol = ipx_next_symbol(d, ac);
-            bits = d->bits;
-            count = d->bit_count;
-            if (symbol < 0) return 0;
+            int symbol;
+            IPX_LONG_AC_SYMBOL(symbol)
             int run = symbol >> 4, magnitude = symbol & 15;
             bits <<= magnitude;
             count -= magnitude;
@@ -595,6 +587,7 @@ static int ipx_decode_sequential_block(struct ipx_dc_decoder *d, struct ipx_comp
         k += advance;
     }
 #undef IPX_REFILL_32
+#undef IPX_LONG_AC_SYMBOL
     d->bits = bits;
     d->bit_count = count;
     if (d->shrink == 4) {
@@ -703,7 +696,6 @@ static int ipx_start_scan(struct ipx_dc_decoder *d, const uint8_t *p, int length
         if (!scan[i]->latched) {
             if (!d->quant_defined[scan[i]->quant_table]) return 0;
             memcpy(scan[i]->steps, d->quant[scan[i]->quant_table], sizeof(scan[i]->steps));
-            scan[i]->dc_step = scan[i]->steps[0];
             scan[i]->latched = 1;
         }
     }
@@ -914,7 +906,7 @@ static int ipx_range_limit(long long idct) {
 static void ipx_make_eighth_samples(struct ipx_component *comp) {
     size_t blocks = (size_t)comp->stride * (size_t)comp->rows;
     for (size_t i = 0; i < blocks; i++) {
-        comp->samples[i] = (uint8_t)ipx_range_limit(((long long)comp->dc[i] * (long long)comp->dc_step + 4) >> 3);
+        comp->samples[i] = (uint8_t)ipx_range_limit(((long long)comp->dc[i] * (long long)comp->steps[0] + 4) >> 3);
     }
 }
 
