@@ -12,7 +12,9 @@
  * it (commit e48fa54, "Fix for potential race in codemem alloc/free"). libvips compiles an orc program
  * for every vectorised reduce it builds (reducev, on the transform threads, for each request) and frees it
  * when the operation goes, so two transform threads race there: the segfault in liborc during #19 (a
- * reducev on a pool thread).
+ * reducev on a pool thread), and its `vips_object_dispose_argument` assertion, the same race's heap
+ * corruption met in a libvips object (scripts/check-orc-race.sh reproduces both without this file and
+ * runs clean with it).
  *
  * libvips calls liborc through its dynamic symbols, so the process defines orc_program_compile and
  * orc_program_free itself (the executable's definitions come first in symbol lookup) and runs liborc's

@@ -6,7 +6,9 @@ import TestSupport
 
 /// #19's crash in liborc (a reducev on a transform thread): liborc up to 0.4.33 races between compiling
 /// a program and freeing one on another thread. libvips' compiles and frees go through the process's
-/// own definitions, which hold one lock around liborc's (`orc_serialized.c`).
+/// own definitions, which hold one lock around liborc's (`orc_serialized.c`). The race itself, and its
+/// absence with the lock, is shown by `scripts/check-orc-race.sh` (a process of its own: without the lock
+/// it crashes).
 @Suite struct OrcSerializedTests {
     @Test func libvipsCompilesAndFreesItsReducesThroughTheLock() throws {
         let before = ipx_orc_serialized_calls()
