@@ -39,9 +39,10 @@ let package = Package(
             // lcms2 (a libvips-dev dependency) tells sRGB profiles from others (icc_profile.c). libjpeg
             // (libjpeg62-turbo-dev, a libvips-dev dependency) decodes JPEG on the calling thread (jpeg_scaled.c)
             // and, with libexif (libexif-dev, a libvips-dev dependency), reads JPEG headers (jpeg_header.c).
+            // libdeflate (libdeflate-dev, a libtiff-dev dependency) inflates the common PNG (png_decode.c).
             linkerSettings: [
                 .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"), .linkedLibrary("webp"), .linkedLibrary("gif"),
-                .linkedLibrary("lcms2"), .linkedLibrary("jpeg"), .linkedLibrary("exif"),
+                .linkedLibrary("lcms2"), .linkedLibrary("jpeg"), .linkedLibrary("exif"), .linkedLibrary("deflate"),
             ]
         ),
         .systemLibrary(

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the hand-written parsers of untrusted bytes with sanitizers, as CI does:
-#   - jpeg_dc: Sources/CVipsShim/{jpeg_dc,png_chunks}.c under libFuzzer + ASan + UBSan (the toolchain's clang),
+#   - jpeg_dc: Sources/CVipsShim/{jpeg_dc,png_chunks,png_decode}.c under libFuzzer + ASan + UBSan (the toolchain's clang;
+#     png_decode.c without its CRC check, so that mutations reach the inflate and the unfilter),
 #     with jpeg_scaled.c (our driving of libjpeg's scaled decode), jpeg_header.c (the header read by libjpeg and
 #     libexif), reduce_across.c (the one-pass reduce of each decode, also encoded row by row by jpeg_encode.c), thread_buffer.c and mapped_pixels.c (the reused decode buffer and the large mapped ones both
 #     write into) over the same inputs; jpeg_memory.c (libjpeg's large blocks in huge pages) is left out, so
@@ -29,10 +30,10 @@ for target in "${targets[@]}"; do mkdir -p "$out" "fuzz/findings/$target"; done
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
-  fuzz/jpeg_dc/fuzz_jpeg_dc.c Sources/CVipsShim/jpeg_dc.c Sources/CVipsShim/png_chunks.c \
+  -DIPX_PNG_IGNORE_CRC fuzz/jpeg_dc/fuzz_jpeg_dc.c Sources/CVipsShim/jpeg_dc.c Sources/CVipsShim/png_chunks.c Sources/CVipsShim/png_decode.c \
   Sources/CVipsShim/jpeg_scaled.c Sources/CVipsShim/jpeg_header.c Sources/CVipsShim/icc_profile.c \
   Sources/CVipsShim/reduce_across.c Sources/CVipsShim/thread_buffer.c Sources/CVipsShim/mapped_pixels.c \
-  Sources/CVipsShim/jpeg_encode.c $(pkg-config --libs vips lcms2 libexif) -ljpeg -o "$out/fuzz_jpeg_dc" 2> >(grep -v "Cannot export local symbol" >&2)
+  Sources/CVipsShim/jpeg_encode.c $(pkg-config --libs vips lcms2 libexif) -ljpeg -ldeflate -o "$out/fuzz_jpeg_dc" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

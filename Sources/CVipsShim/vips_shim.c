@@ -146,6 +146,16 @@ int ipx_vips_jpegsave_layout(VipsImage *in, void **buffer, size_t *length, int q
                                 "restart_interval", restart_interval, NULL);
 }
 
+int ipx_vips_pngsave_layout(VipsImage *in, void **buffer, size_t *length, int filter, int interlace, int bitdepth,
+                            int palette) {
+    static const VipsForeignPngFilter filters[] = {VIPS_FOREIGN_PNG_FILTER_NONE, VIPS_FOREIGN_PNG_FILTER_SUB,
+                                                   VIPS_FOREIGN_PNG_FILTER_UP, VIPS_FOREIGN_PNG_FILTER_AVG,
+                                                   VIPS_FOREIGN_PNG_FILTER_PAETH, VIPS_FOREIGN_PNG_FILTER_ALL};
+    if (filter < 0 || filter > 5) return -1;
+    return vips_pngsave_buffer(in, buffer, length, "filter", filters[filter], "interlace", interlace ? TRUE : FALSE,
+                               "bitdepth", bitdepth, "palette", palette ? TRUE : FALSE, NULL);
+}
+
 int ipx_vips_jpegsave_metadata(VipsImage *in, void **buffer, size_t *length, int quality, int interlace, int subsample,
                                int keep) {
     return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "strip", keep ? FALSE : TRUE,

@@ -154,6 +154,20 @@ public enum TestImages {
         return Array(UnsafeRawBufferPointer(start: buffer, count: length))
     }
 
+    /// A PNG written by libvips (libpng) with a chosen layout: `filter` 0-4 for every row (none, sub, up,
+    /// average, Paeth), 5 for libpng's choice per row; Adam7 `interlaced`; `bitDepth`; a `palette` image.
+    public static func png(
+        _ image: ImageCore.VipsImage, filter: Int = 5, interlaced: Bool = false, bitDepth: Int = 8, palette: Bool = false
+    ) throws -> [UInt8] {
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        guard ipx_vips_pngsave_layout(image.pointer, &buffer, &length, Int32(filter), interlaced ? 1 : 0, Int32(bitDepth), palette ? 1 : 0) == 0,
+            let buffer
+        else { throw ImagingError.processingFailed }
+        defer { g_free(buffer) }
+        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+    }
+
     /// A HEIC made by libheif's own encoder (through libvips), keeping the image's profile.
     public static func heic(_ image: ImageCore.VipsImage, quality: Int = 90, bitDepth: Int = 8) throws -> [UInt8] {
         var buffer: UnsafeMutableRawPointer?

@@ -1,5 +1,7 @@
 /* libFuzzer target for the hand-written parsers of untrusted image bytes in Sources/CVipsShim:
- * the JPEG 1/8 DC decoder and its 1/4 decode of baseline files (jpeg_dc.c), the JPEG layout reader (scan count, frame header), and the PNG chunk walk (png_chunks.c);
+ * the JPEG 1/8 DC decoder and its 1/4 decode of baseline files (jpeg_dc.c), the JPEG layout reader (scan count, frame header), the PNG chunk walk (png_chunks.c)
+ * and the whole PNG decode (png_decode.c: built with IPX_PNG_IGNORE_CRC, so that mutated chunks get past the
+ * CRC check to the inflate and the unfilter);
  * also the code that drives libjpeg's scaled decode over the same bytes (jpeg_scaled.c: error exits,
  * warnings, the profile, the pixel bound), the header read by libjpeg and libexif (jpeg_header.c), and the
  * one-pass reduce of the decoded image (reduce_across.c).
@@ -48,6 +50,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (layout.coefficient_bytes < 0 || layout.coefficient_bytes > 255LL * 65536 * 65536 * 2) abort();
     if (layout.coefficient_bytes > 0 && !layout.progressive && layout.scans <= 1) abort();
     (void)ipx_png_check_chunks(data, size);
+    /* The whole PNG decode: a decode is 3 or 4 bands of at most the bytes allowed, every byte readable. */
+    VipsImage *png = NULL;
+    int png_status = ipx_png_decode_whole(data, size, 4 * 1024 * 1024, &png);
+    if (png_status == 0) {
+        if (!png || (vips_image_get_bands(png) != 3 && vips_image_get_bands(png) != 4)) abort();
+        size_t bytes = VIPS_IMAGE_SIZEOF_IMAGE(png);
+        if (bytes > 4 * 1024 * 1024) abort();
+        const uint8_t *pixels = ipx_vips_image_address(png);
+        unsigned sum = 0;
+        for (size_t i = 0; i < bytes; i++) sum += pixels[i];
+        if (sum == 0xFFFFFFFFu) abort(); /* keeps the reads */
+        g_object_unref(png);
+    } else if (png_status != 1 && png_status != -1) {
+        abort();
+    }
     /* The header read by libjpeg and libexif (jpeg_header.c): figures within what a JPEG can declare. */
     int width = 0, height = 0, orientation = 0, bands = 0, managed = 0;
     if (ipx_jpeg_header(data, size, &width, &height, &orientation, &bands, &managed) == 0) {

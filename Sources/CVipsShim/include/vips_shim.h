@@ -54,6 +54,12 @@ int ipx_gif_frame_count(const void *buffer, size_t length, int limit);
 /// (or the signature is wrong).
 int ipx_png_check_chunks(const void *buffer, size_t length);
 
+/// A whole decode of a PNG of 8-bit RGB or RGBA, not interlaced, without chunks that change its pixels or
+/// carry a profile or orientation, into an image with memory of its own (png_decode.c: libdeflate and an
+/// SSE2 unfilter; the pixels libvips' loader gives). 0 decoded into `*out`; 1 declined (libvips' loader
+/// decodes it: another kind of PNG, any damage, more than `max_bytes` of pixels); -1 out of memory.
+int ipx_png_decode_whole(const void *buffer, size_t length, size_t max_bytes, VipsImage **out);
+
 /// Rewrites an encoded WebP without its EXIF, XMP and ICCP chunks (libwebpmux): libvips 8.14's WebP
 /// saver writes an EXIF chunk (orientation, resolution) even with `strip` and no metadata left.
 /// *out is freed with g_free.
@@ -102,6 +108,11 @@ int ipx_jpeg_writer_write(ipx_jpeg_writer *writer, const unsigned char *row);
 /// Ends the JPEG once every row was written: 0 and *out (g_free it) and *length set, or -1.
 int ipx_jpeg_writer_finish(ipx_jpeg_writer *writer, void **out, size_t *length);
 void ipx_jpeg_writer_free(ipx_jpeg_writer *writer);
+/// A PNG with a chosen layout, metadata as libvips writes it: `filter` 0-4 every row with that PNG filter (none,
+/// sub, up, average, Paeth), 5 libpng's choice per row; Adam7 `interlace`; `bitdepth` 1-16; a `palette`
+/// image. For tests of decoders that must handle every layout.
+int ipx_vips_pngsave_layout(VipsImage *in, void **buffer, size_t *length, int filter, int interlace, int bitdepth,
+                            int palette);
 /// A JPEG with a chosen layout (4:2:0 chroma or not, restart markers every `restart_interval` MCUs, or 0
 /// for none), metadata stripped: for tests of decoders that must handle every layout.
 int ipx_vips_jpegsave_layout(VipsImage *in, void **buffer, size_t *length, int quality, int interlace,

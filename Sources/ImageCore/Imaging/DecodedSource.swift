@@ -42,8 +42,10 @@ public final class DecodedSource: @unchecked Sendable {
 
     /// Decodes `bytes` whole into memory (failing on the first decode error, as the loader path does),
     /// stopped by `deadline`: a still WebP by libwebp into memory of its own (`webp_scaled.c`, the pixels
-    /// libvips' webpload gives; `header` gives its orientation), anything else (or a WebP that decoder
-    /// leaves to libvips) by libvips' loader. An 8-bit alpha that is opaque everywhere (most RGBA PNGs)
+    /// libvips' webpload gives; `header` gives its orientation), an 8-bit RGB or RGBA PNG without a profile
+    /// by `png_decode.c` (libvips' pngload's pixels; not watched by `deadline`: its work is bounded by the
+    /// file and ``ImageTransformer/maxWholeDecodeBytes``), anything else (or a file those decoders leave
+    /// to libvips) by libvips' loader. An 8-bit alpha that is opaque everywhere (most RGBA PNGs)
     /// is dropped from the loader's decode in place: the image holds the colour bands only, and every
     /// output is the one the same picture without an alpha band gives.
     /// - Throws: ``ImagingError/undecodable``; ``ImagingError/processingFailed`` when memory for the image
@@ -55,14 +57,26 @@ public final class DecodedSource: @unchecked Sendable {
         {
             return DecodedSource(image: image, decodeCost: ContinuousClock.now - started)
         }
+        var outOfMemory = false
         let decoded: UnsafeMutablePointer<_VipsImage>? = bytes.withUnsafeBytes { raw in
-            var lazy: UnsafeMutablePointer<_VipsImage>?
-            guard ipx_vips_load_strict(raw.baseAddress, raw.count, 0, &lazy) == 0, let lazy else { return nil }
-            let opened = VipsImage(taking: lazy)
-            deadline?.watch(opened)
             var copy: UnsafeMutablePointer<_VipsImage>?
-            // Into a mapping of its own, in huge pages (`mapped_pixels.c`): tens of MiB faulted in 2 MiB at a time.
-            guard ipx_vips_copy_into_pixels(opened.pointer, &copy) == 0, let copy else { return nil }
+            // The common PNG (8-bit RGB or RGBA, no profile) by libdeflate and our unfilter (`png_decode.c`:
+            // libvips' pixels at a third of its CPU, bounded by the file and `maxWholeDecodeBytes`); any
+            // other PNG, and anything it declines, by libvips' loader.
+            switch ipx_png_decode_whole(raw.baseAddress, raw.count, ImageTransformer.maxWholeDecodeBytes, &copy) {
+            case 0: break
+            case 1:
+                var lazy: UnsafeMutablePointer<_VipsImage>?
+                guard ipx_vips_load_strict(raw.baseAddress, raw.count, 0, &lazy) == 0, let lazy else { return nil }
+                let opened = VipsImage(taking: lazy)
+                deadline?.watch(opened)
+                // Into a mapping of its own, in huge pages (`mapped_pixels.c`): tens of MiB faulted in 2 MiB at a time.
+                guard ipx_vips_copy_into_pixels(opened.pointer, &copy) == 0 else { return nil }
+            default:
+                outOfMemory = true
+                return nil
+            }
+            guard let copy else { return nil }
             // An alpha opaque everywhere dropped in place (`opaque_alpha.c`): a quarter less memory held
             // and resized, the same output.
             var withoutAlpha: UnsafeMutablePointer<_VipsImage>?
@@ -78,7 +92,7 @@ public final class DecodedSource: @unchecked Sendable {
         }
         guard let decoded else {
             _ = Vips.takeError()
-            throw .undecodable
+            throw outOfMemory ? .processingFailed : .undecodable
         }
         return DecodedSource(image: VipsImage(taking: decoded), decodeCost: ContinuousClock.now - started)
     }

@@ -178,10 +178,11 @@ public struct ImageTransformer: Sendable {
         // `thumbnail` reading the file as it decodes: only a kept decode is used there.
         if whole, makesWholeDecode(of: header, box: box, format: format) {
             // Reserved for an opaque alpha first; a real one (found once decoded) grows the reservation.
+            let pngDecoderBytes = Self.wholePNGDecoderBytes(sourceBytes: source.count, header: header, format: format)
             let opaque = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: false, reduceEncoded: encodesReduce)
-                + extraBytes
+                + extraBytes + pngDecoderBytes
             let full = box.estimatedBytesDecodingWhole(for: header, format: format, realAlpha: header.hasAlpha, reduceEncoded: encodesReduce)
-                + extraBytes
+                + extraBytes + pngDecoderBytes
             return TransformPlan(
                 request: request, header: header, choice: choice, box: box, keepProfile: keepProfile, triesEighthFirst: false,
                 triesScaledFirst: false, decoded: nil, reduceEncoder: reduceEncoder, decodesWhole: true, reservation: opaque,
@@ -234,6 +235,12 @@ public struct ImageTransformer: Sendable {
         guard choice == .fixed(.jpeg) || choice == .jpegOrPNG else { return 0 }
         let quality = request.maxBytes == nil ? request.quality ?? encoding.defaultQuality(for: .jpeg) : 100
         return ResizeBox.jpegEncoderCoefficientBytesPerPixel(quality: quality)
+    }
+
+    /// What a whole decode of a PNG by `png_decode.c` holds beside the image (0 for other formats): the
+    /// image data copied into one block (at most the file's `sourceBytes`) and the rows' filter bytes.
+    static func wholePNGDecoderBytes(sourceBytes: Int, header: SourceHeader, format: SourceFormat?) -> Int {
+        format == .png ? sourceBytes + header.height : 0
     }
 
     /// The largest decode held whole in memory: 64 MiB (16 MP of 8-bit RGBA). A larger PNG or GIF (up to
