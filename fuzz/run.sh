@@ -46,7 +46,7 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
   fuzz/jxl_pipeline/fuzz_jxl_pipeline.c Sources/CVipsShim/*.c \
-  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2 libexif) -lgif -ljpeg -o "$out/fuzz_jxl_pipeline" 2> >(grep -v "Cannot export local symbol" >&2)
+  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2 libexif) -lgif -ljpeg -ldeflate -o "$out/fuzz_jxl_pipeline" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
