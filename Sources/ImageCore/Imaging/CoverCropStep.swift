@@ -25,6 +25,6 @@ struct CoverCropStep {
             top = Int((Double(spareY) * anchorY).rounded())
         }
         guard boxWidth != image.width || boxHeight != image.height else { return image }
-        return try image.producing { ipx_vips_extract_area($0, $1, Int32(left), Int32(top), Int32(boxWidth), Int32(boxHeight)) }
+        return try image.producing { ipx_vips_extract_area($0, $1, Int32(clamping: left), Int32(clamping: top), Int32(clamping: boxWidth), Int32(clamping: boxHeight)) }
     }
 }

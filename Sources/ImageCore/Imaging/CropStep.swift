@@ -35,7 +35,7 @@ struct CropStep {
         var loaded: UnsafeMutablePointer<_VipsImage>?
         let status = bytes.withUnsafeBytes { raw in
             ipx_vips_thumbnail_buffer_pages(
-                raw.baseAddress, raw.count, &loaded, Int32(max(1, upright.width / shrink)), Int32(ResizeBox.unbounded),
+                raw.baseAddress, raw.count, &loaded, Int32(clamping: max(1, upright.width / shrink)), Int32(ResizeBox.unbounded),
                 ResizeBox.Size.down.rawValue, ResizeBox.Crop.none.rawValue, 1, header.colourManaged ? 1 : 0)
         }
         guard status == 0, let loaded else {
@@ -52,7 +52,7 @@ struct CropStep {
         let width = max(1, min(source.width - left, Int((Double(rectangle.width) * scaleX).rounded())))
         let height = max(1, min(source.height - top, Int((Double(rectangle.height) * scaleY).rounded())))
         do {
-            let cut = try source.producing { ipx_vips_extract_area($0, $1, Int32(left), Int32(top), Int32(width), Int32(height)) }
+            let cut = try source.producing { ipx_vips_extract_area($0, $1, Int32(clamping: left), Int32(clamping: top), Int32(clamping: width), Int32(clamping: height)) }
                 .producing { ipx_vips_copy_memory($0, $1) }
             return Cut(image: cut, box: inner)
         } catch {

@@ -25,6 +25,9 @@ public struct ImageTransformer: Sendable {
     public var textFont = "DejaVu Sans"
     /// Whether JPEG XL sources are read (libvips 8.14 marks `jxlload` untrusted).
     public var allowJXLInput = false
+    /// Longest side of any output, given or derived from the aspect ratio (`image.maxDimension`):
+    /// every plan's box is held to it (``ResizeBox/bounded(toMaxDimension:for:)``).
+    public var maxOutputDimension = 4096
     /// The memory all running transforms may reserve together (`image.maxTransformBytes`; 0: none),
     /// reserved by the transform pool's admission.
     public var maxTransformBytes: Int
@@ -61,6 +64,9 @@ public struct ImageTransformer: Sendable {
         /// Read JPEG XL sources (`image.allowJXLInput`). Off by default: libvips 8.14 marks `jxlload`
         /// untrusted; a JPEG XL source is then a 415 naming the key.
         public var allowJXLInput = false
+        /// Longest side of any output, given in the request or derived from the source's aspect ratio
+        /// (`image.maxDimension`, which also bounds `w` and `h`). Default 4096.
+        public var maxOutputDimension = 4096
 
         /// The defaults.
         public init() {}
@@ -74,6 +80,7 @@ public struct ImageTransformer: Sendable {
             encoding: settings.encoding)
         textFont = settings.textFont
         allowJXLInput = settings.allowJXLInput
+        maxOutputDimension = settings.maxOutputDimension
         if allowJXLInput { Vips.allowJXLInput() }
     }
 
@@ -138,12 +145,12 @@ public struct ImageTransformer: Sendable {
             request.text = nil
         }
         var choice = choice
-        var box = ResizeBox(request: request, frames: animatedFrames(header: header, request: request, choice: choice))
+        var box = boundedBox(for: request, header: header, choice: choice)
         if choice == .fixed(.jxl), box.estimatedOutputPixels(for: header) > encoding.jxlMaxPixels {
             // libjxl holds ~50 bytes an output pixel: a negotiated JPEG XL becomes WebP, an asked-for one a 422.
             guard request.format == .auto else { throw .outputTooLarge(format: "jxl", limit: encoding.jxlMaxPixels) }
             choice = .fixed(.webp)
-            box = ResizeBox(request: request, frames: animatedFrames(header: header, request: request, choice: choice))
+            box = boundedBox(for: request, header: header, choice: choice)
         }
         let format = SourceFormat(sniffing: source)
         // The encoder's own buffers (AVIF's above all) and a watermark's are part of the working set too.
@@ -492,6 +499,13 @@ public struct ImageTransformer: Sendable {
             steps.append(TextStep(overlay: text, font: textFont))
         }
         return steps
+    }
+
+    /// The box of `request` for a source with `header`, every side held to ``maxOutputDimension``: the
+    /// only way a plan makes its box.
+    func boundedBox(for request: ImageRequest, header: SourceHeader, choice: FormatChoice) -> ResizeBox {
+        ResizeBox(request: request, frames: animatedFrames(header: header, request: request, choice: choice))
+            .bounded(toMaxDimension: maxOutputDimension, for: header)
     }
 
     /// Frames to load: all (up to `maxFrames`) when the animation can be kept, else 1.

@@ -15,7 +15,7 @@ struct PadStep {
         }
         var fill = [Double(background.red), Double(background.green), Double(background.blue)]
         if source.hasAlpha { fill.append(Double(background.alpha)) }
-        let canvas = (width: Int32(width), height: Int32(height))
+        let canvas = (width: Int32(clamping: width), height: Int32(clamping: height))
         let bands = Int32(fill.count)
         return try fill.withUnsafeBufferPointer { values throws(ImagingError) in
             try source.producing { ipx_vips_embed_centre($0, $1, canvas.width, canvas.height, values.baseAddress, bands) }

@@ -81,13 +81,13 @@ struct ResizeBox: Sendable {
             // Scale so the image covers the box; the anchored crop follows (``CoverCropStep``).
             var scale = max(Double(width) / Double(source.width), Double(height) / Double(source.height))
             if !enlarge { scale = min(scale, 1) }
-            let coverWidth = max(1, Int((Double(source.width) * scale).rounded(.up)))
+            let coverWidth = Self.side(Double(source.width) * scale, rounding: .up)
             return (coverWidth, Self.unbounded, Size.both.rawValue, Crop.none.rawValue)
         case (.fill, _):
             guard !enlarge else { return (width, height, Size.force.rawValue, Crop.none.rawValue) }
             let factor = min(1, Double(source.width) / Double(width), Double(source.height) / Double(height))
             return (
-                max(1, Int((Double(width) * factor).rounded())), max(1, Int((Double(height) * factor).rounded())),
+                Self.side(Double(width) * factor), Self.side(Double(height) * factor),
                 Size.force.rawValue, Crop.none.rawValue
             )
         }
@@ -109,7 +109,7 @@ struct ResizeBox: Sendable {
         let scale = max(across, down)
         guard scale > 1 else { return nil }
         return (
-            max(1, Int((Double(source.width) / scale).rounded())), max(1, Int((Double(source.height) / scale).rounded()))
+            Self.side(Double(source.width) / scale), Self.side(Double(source.height) / scale)
         )
     }
 
@@ -134,8 +134,8 @@ struct ResizeBox: Sendable {
         let factor = min(Double(source.width) / Double(width), Double(source.height) / Double(height))
         guard factor < 1 else { return self }
         var fitted = self
-        fitted.width = max(1, min(source.width, Int((Double(width) * factor).rounded())))
-        fitted.height = max(1, min(source.height, Int((Double(height) * factor).rounded())))
+        fitted.width = min(source.width, Self.side(Double(width) * factor))
+        fitted.height = min(source.height, Self.side(Double(height) * factor))
         return fitted
     }
 

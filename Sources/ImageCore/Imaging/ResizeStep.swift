@@ -43,20 +43,20 @@ struct ResizeStep {
             switch loaded {
             case .decoded(let image), .reduced(let image):
                 return ipx_vips_thumbnail_image(
-                    (reducedAhead ?? image).pointer, &output, Int32(arguments.width), Int32(arguments.height), arguments.size,
+                    (reducedAhead ?? image).pointer, &output, Int32(clamping: arguments.width), Int32(clamping: arguments.height), arguments.size,
                     arguments.crop, toSRGB)
             case .webp(let scale):
                 return ipx_vips_thumbnail_webp_scaled(
-                    raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),
+                    raw.baseAddress, raw.count, &output, Int32(clamping: arguments.width), Int32(clamping: arguments.height),
                     arguments.size, arguments.crop, scale, toSRGB)
             case .toLoader(let shrink) where shrink > 1:
                 return ipx_vips_thumbnail_jpeg_shrunk(
-                    raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),
+                    raw.baseAddress, raw.count, &output, Int32(clamping: arguments.width), Int32(clamping: arguments.height),
                     arguments.size, arguments.crop, Int32(shrink), toSRGB)
             case .toLoader:
                 return ipx_vips_thumbnail_buffer_pages(
-                    raw.baseAddress, raw.count, &output, Int32(arguments.width), Int32(arguments.height),
-                    arguments.size, arguments.crop, Int32(box.frames), toSRGB)
+                    raw.baseAddress, raw.count, &output, Int32(clamping: arguments.width), Int32(clamping: arguments.height),
+                    arguments.size, arguments.crop, Int32(clamping: box.frames), toSRGB)
             }
         }
         guard status == 0, let output else {
@@ -117,7 +117,7 @@ struct ResizeStep {
         }
         let lazy = try input.producing {
             ipx_vips_thumbnail_image(
-                $0, $1, Int32(arguments.width), Int32(arguments.height), arguments.size, arguments.crop, toSRGB)
+                $0, $1, Int32(clamping: arguments.width), Int32(clamping: arguments.height), arguments.size, arguments.crop, toSRGB)
         }
         deadline?.watch(lazy)
         return try coverCropped(try lazy.producing { ipx_vips_copy_memory($0, $1) })
@@ -220,7 +220,7 @@ struct ResizeStep {
         do {
             resized = try cut.producing {
                 ipx_vips_thumbnail_image(
-                    $0, $1, Int32(arguments.width), Int32(arguments.height), arguments.size, arguments.crop, 0)
+                    $0, $1, Int32(clamping: arguments.width), Int32(clamping: arguments.height), arguments.size, arguments.crop, 0)
             }
         } catch {
             throw .processingFailed

@@ -72,8 +72,13 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// `image.maxSourceFrames`, `image.maxTransformMs`, `image.maxTransformBytes`, `image.*Quality`,
         /// `image.avifEffort`, `image.pngCompression`).
         public var transformer = ImageTransformer.Settings()
-        /// Largest output width or height. Key `image.maxDimension`, default 4096.
-        public var maxDimension = 4096
+        /// Largest output width or height: `w` and `h` above it are a 400, and a side derived from the
+        /// source's aspect ratio is held to it (the transformer's `maxOutputDimension`, one value). Key
+        /// `image.maxDimension`, default 4096.
+        public var maxDimension: Int {
+            get { transformer.maxOutputDimension }
+            set { transformer.maxOutputDimension = newValue }
+        }
         /// Transform threads; 0 means one per core. Key `image.workers`, default 0.
         public var workers = 0
         /// Bytes of whole decodes of PNG, GIF and WebP sources kept for their next variants (one decode for
