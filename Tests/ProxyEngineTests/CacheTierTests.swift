@@ -66,6 +66,41 @@ import Testing
         await cache.shutdown()
     }
 
+    /// A purge of a watermark image's URL reaches the variants that drew it, in memory and on disk, and
+    /// leaves the source's other variants (issue #63); the index keeps the key across a reopen.
+    @Test func purgesReachVariantsByTheirWatermarkImage() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ipx-overlay-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let logger = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
+        let future = Date().timeIntervalSince1970 + 3600
+        func entry(_ name: String, overlay: String?) -> DiskEntry {
+            DiskEntry(
+                key: VariantKey(hashing: name).hex, kind: .variant, sourceKey: "https://a/base.png", size: 10, contentType: "image/png",
+                etag: "\"\(name)\"", originETag: nil, originLastModified: nil, fetchedAt: 0, expiresAt: future, lastAccess: 0,
+                overlaySourceKey: overlay)
+        }
+        var cache = try DiskCache(directory: folder, capacityBytes: 1 << 30, staleRetention: 0, inlineBytes: 0, logger: logger)
+        await cache.store([UInt8](repeating: 1, count: 10), as: entry("drawn", overlay: "https://a/logo.png"))
+        await cache.store([UInt8](repeating: 2, count: 10), as: entry("plain", overlay: nil))
+        await cache.shutdown()
+        cache = try DiskCache(directory: folder, capacityBytes: 1 << 30, staleRetention: 0, inlineBytes: 0, logger: logger)
+        #expect(await cache.entry(for: VariantKey(hashing: "drawn").hex)?.overlaySourceKey == "https://a/logo.png")
+        #expect(await cache.purge(sourceKey: "https://a/logo.png") == 1)
+        #expect(await cache.entry(for: VariantKey(hashing: "drawn").hex) == nil)
+        #expect(await cache.entry(for: VariantKey(hashing: "plain").hex) != nil)
+        await cache.shutdown()
+
+        let memory = MemoryCache(capacityBytes: 1 << 20)
+        var drawn = CachedVariant(body: ByteBuffer(bytes: [1]), contentType: "image/png", etag: "\"d\"", expiresAt: future, storable: true, sourceKey: "https://a/base.png")
+        drawn.overlaySourceKey = "https://a/logo.png"
+        memory.insert(drawn, for: VariantKey(hashing: "drawn"))
+        memory.insert(
+            CachedVariant(body: ByteBuffer(bytes: [2]), contentType: "image/png", etag: "\"p\"", expiresAt: future, storable: true, sourceKey: "https://a/base.png"),
+            for: VariantKey(hashing: "plain"))
+        #expect(memory.purge(sourceKey: "https://a/logo.png") == 1)
+        #expect(memory.value(for: VariantKey(hashing: "plain")) != nil && memory.value(for: VariantKey(hashing: "drawn")) == nil)
+    }
+
     /// Entries as files (`cache.inlineBytes: 0`); blobs are covered by `DiskCacheInlineTests`.
     @Test func recoveryRemovesPartialWorkAndACorruptIndexStartsAfresh() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ipx-recover-\(UUID().uuidString)").path

@@ -39,6 +39,59 @@ import Testing
         #expect(SharedVariantMetadata(headers: [:]) == nil)
     }
 
+    /// Metadata a bucket writer made up is not believed (issue #63): each field out of what this
+    /// service writes makes the whole object a miss.
+    @Test func metadataFromTheBucketIsValidatedBeforeItIsBelieved() throws {
+        let bytes = [UInt8](repeating: 7, count: 64)
+        let variant = CachedVariant(
+            body: ByteBuffer(bytes: bytes), contentType: "image/webp", etag: "\"e\"", expiresAt: 2_000, storable: true,
+            revalidation: .whenStale, sourceKey: "https://example.com/a.jpg", originValidators: nil, madeAt: 1_000)
+        let good = SharedVariantMetadata(variant: variant, bytes: bytes, sourceFetchedAt: 900)
+        func read(_ change: (inout SharedVariantMetadata) -> Void) -> SharedVariantMetadata? {
+            var metadata = good
+            change(&metadata)
+            let encoded = try! JSONEncoder().encode(metadata).base64EncodedString()
+            return SharedVariantMetadata(headers: ["x-amz-meta-imageproxy": encoded])
+        }
+        #expect(read { _ in } == good)
+        let hostile: [(String, (inout SharedVariantMetadata) -> Void)] = [
+            ("expiry past the year 9999", { $0.expiresAt = 1e300 }), ("negative time", { $0.madeAt = -1 }),
+            ("fetched in 1e20", { $0.sourceFetchedAt = 1e20 }), ("negative length", { $0.length = -5 }),
+            ("huge length", { $0.length = Int.max }), ("short digest", { $0.sha256 = "abc" }),
+            ("digest not hex", { $0.sha256 = String(repeating: "z", count: 64) }),
+            ("header injection in the type", { $0.contentType = "image/png\r\nSet-Cookie: a=b" }),
+            ("empty type", { $0.contentType = "" }), ("type without a slash", { $0.contentType = "png" }),
+            ("newline in the ETag", { $0.etag = "\"a\"\n" }), ("non-ASCII ETag", { $0.etag = "\"é\"" }),
+            ("huge ETag", { $0.etag = String(repeating: "a", count: 5_000) }),
+            ("control in the origin's ETag", { $0.originETag = "\u{7}" }),
+            ("control in the source key", { $0.sourceKey = "https://a/\u{0}" }), ("empty source key", { $0.sourceKey = "" }),
+        ]
+        for (name, change) in hostile {
+            #expect(read(change) == nil, "\(name) was believed")
+        }
+    }
+
+    /// Purge-log keys and bodies as a bucket listing may hand them over.
+    @Test func purgeKeysAndBodiesAreReadAsUntrusted() {
+        let layout = SharedTierLayout(prefix: "p/")
+        #expect(layout.time(ofPurgeKey: layout.purgeKey(at: 1_700_000_000, replica: "r")) == 1_700_000_000)
+        for key in ["p/purges/+000000000000001-r", "p/purges/ 000000000000001", "p/purges/12", "p/other/0000000000000001-r", "p/purges/a b?c%zz"] {
+            #expect(layout.time(ofPurgeKey: key) == nil, "\(key)")
+        }
+        #expect(SharedTierLayout.sourceKey(ofPurgeBody: Array("s3://images/a b.jpg".utf8)) == "s3://images/a b.jpg")
+        #expect(SharedTierLayout.sourceKey(ofPurgeBody: Array("*".utf8)) == "*")
+        for body: [UInt8] in [[], [0xFF, 0xFE], Array("a\nb".utf8), [UInt8](repeating: 0x61, count: 16_385)] {
+            #expect(SharedTierLayout.sourceKey(ofPurgeBody: body) == nil)
+        }
+        // A listed key with a space, `?`, `#` or a bad escape is sent as its own characters, and a
+        // virtual-hosted URL is made without Foundation's trapping path setter.
+        #expect(ObjectStoreClient.pathEncoded("p/purges/a b?c#d%zz") == "p/purges/a%20b%3Fc%23d%25zz")
+        var endpoint = S3Endpoint()
+        endpoint.endpoint = "https://store.internal"
+        endpoint.pathStyle = .false
+        #expect(endpoint.url(bucket: "cache", encodedKey: "p/%zz bad") == "https://cache.store.internal/p/%zz bad")
+    }
+
     @Test func listingPagesAreReadWithTheirContinuation() {
         let xml = """
             <?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>b</Name><IsTruncated>true</IsTruncated>\

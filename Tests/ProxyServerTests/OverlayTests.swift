@@ -36,6 +36,7 @@ import TestSupport
             "tiled": overlay(base) { $0.tile = true; $0.x = 10; $0.y = 10 },
             "wide": overlay(base) { $0.gravity = .centre; $0.scale = 0.5 },
             "changing": overlay(base, "/changing.png") { $0.gravity = .northwest },
+            "purgeable": overlay(base, "/purgeable.png") { $0.gravity = .northwest },
             "missing": overlay(base, "/nope.png"),
         ]
         configuration.cache.freshness.minTTL = 0
@@ -64,9 +65,20 @@ import TestSupport
         allowURL: Bool = false, allowText: Bool = false, configure: @escaping @Sendable (inout ProxyConfiguration) -> Void = { _ in },
         _ body: @Sendable (any TestClientProtocol, String, TestOrigin) async throws -> Void
     ) async throws {
+        try await withOverlaysAndRuntime(allowURL: allowURL, allowText: allowText, configure: configure) { proxy, base, origin, _ in
+            try await body(proxy, base, origin)
+        }
+    }
+
+    /// ``withOverlays(allowURL:allowText:configure:_:)`` with the proxy's runtime (its caches).
+    func withOverlaysAndRuntime(
+        allowURL: Bool = false, allowText: Bool = false, configure: @escaping @Sendable (inout ProxyConfiguration) -> Void = { _ in },
+        _ body: @Sendable (any TestClientProtocol, String, TestOrigin, ProxyRuntime) async throws -> Void
+    ) async throws {
         let origin = TestOrigin([
             "/base.png": Self.png(Self.base), "/logo.png": Self.png(Self.red),
             "/changing.png": .init(bytes: Self.red, contentType: "image/png", headers: [("Cache-Control", "max-age=1")]),
+            "/purgeable.png": .init(bytes: Self.red, contentType: "image/png", headers: [("Cache-Control", "max-age=86400")]),
             "/notimage.png": .init(bytes: Array("hello".utf8), contentType: "image/png"),
             "/anim.gif": .init(bytes: try TestImages.animation(width: 120, height: 80, frames: 4).encoded(as: .gif).bytes, contentType: "image/gif"),
         ])
@@ -77,7 +89,7 @@ import TestSupport
             configuration.overlays.allowText = allowText
             configure(&configuration)
             defer { try? FileManager.default.removeItem(atPath: configuration.cache.disk.directory) }
-            try await withProxy(configuration) { proxy, _ in try await body(proxy, base, origin) }
+            try await withProxy(configuration) { proxy, runtime in try await body(proxy, base, origin, runtime) }
         }
     }
 
@@ -138,6 +150,40 @@ import TestSupport
             #expect(second.status == .ok)
             #expect(second.headers[.eTag] != first.headers[.eTag], "the overlay's new image makes a new variant")
             #expect(try Self.rgb(VipsImage.decode(second.bytes), 5, 5) == [0, 0, 255])
+        }
+    }
+
+    /// A watermark image is fresh for a day; its URL purged (or everything purged), the next variant draws
+    /// its new image at once, and the variants that drew the old one are gone from memory and disk (#63).
+    @Test func aPurgeOfAWatermarkImagesURLReachesItAndTheVariantsThatDrewIt() async throws {
+        try await withOverlaysAndRuntime(configure: { $0.cache.adminToken = "wm-admin" }) { proxy, base, origin, runtime in
+            let query = [("url", base + "/base.png"), ("format", "png"), ("wm", "purgeable")]
+            let first = try await proxy.image(query)
+            #expect(try Self.rgb(VipsImage.decode(first.bytes), 5, 5) == Self.pureRed)
+            // A variant of the same base without the watermark: a purge of the watermark's URL leaves it.
+            #expect(try await proxy.image([("url", base + "/base.png"), ("format", "png")]).status == .ok)
+            let daily = [("Cache-Control", "max-age=86400")]
+            origin.replacements.set("/purgeable.png", .init(bytes: Self.blue, contentType: "image/png", headers: daily))
+            let held = try await proxy.image(query)
+            #expect(held.headers[.eTag] == first.headers[.eTag], "fresh for a day: the old image until purged")
+
+            await runtime.diskCache.waitForPendingWrites()
+            let (memoryBefore, diskBefore) = (runtime.memoryCache.usage.entries, await runtime.diskCache.usage().entries)
+            let admin: HTTPFields = [.authorization: "Bearer wm-admin"]
+            let encoded = (base + "/purgeable.png").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let purge = try await proxy.execute(uri: "/cache?url=\(encoded)", method: .delete, headers: admin, body: nil)
+            #expect(purge.status == .ok, "\(purge.text)")
+            #expect(runtime.memoryCache.usage.entries == memoryBefore - 1, "the variant that drew it left memory; the other stayed")
+            _ = diskBefore  // the disk side: CacheTierTests.purgesReachVariantsByTheirWatermarkImage
+            let second = try await proxy.image(query)
+            #expect(second.status == .ok && second.headers[.eTag] != first.headers[.eTag])
+            #expect(try Self.rgb(VipsImage.decode(second.bytes), 5, 5) == [0, 0, 255], "the new image is drawn")
+
+            origin.replacements.set("/purgeable.png", .init(bytes: Self.red, contentType: "image/png", headers: daily))
+            let all = try await proxy.execute(uri: "/cache?all=1", method: .delete, headers: admin, body: nil)
+            #expect(all.status == .ok)
+            let third = try await proxy.image(query)
+            #expect(try Self.rgb(VipsImage.decode(third.bytes), 5, 5) == Self.pureRed, "?all=1 drops watermark images too")
         }
     }
 

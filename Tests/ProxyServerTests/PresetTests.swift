@@ -70,7 +70,8 @@ import TestSupport
             #expect(unsigned.status == .ok, "\(unsigned.text)")
             #expect(try VipsImage.decode(unsigned.bytes).width == 120)
             let plain = try await proxy.image([url])
-            #expect(plain.status == .ok, "url alone is allowed")
+            #expect(plain.status == .badRequest && plain.text.contains("'preset'") && plain.text.contains("required"),
+                "url alone would be the source re-encoded at full size: \(plain.status) \(plain.text)")
             for parameter in [("w", "60"), ("q", "10"), ("format", "avif")] {
                 let refused = try await proxy.image([url, ("preset", "thumb"), parameter])
                 #expect(refused.status == .badRequest, "\(parameter.0)")
@@ -78,8 +79,44 @@ import TestSupport
             }
             let forged = try await proxy.image([url, ("preset", "thumb"), ("sig", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")])
             #expect(forged.status == .forbidden, "a given signature is still checked")
-            let info = try await proxy.execute(uri: "/info?url=\((base + "/p.jpg").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)", method: .get)
-            #expect(info.status == .ok, "/info takes only url: allowed unsigned too")
+            let infoPath = "/info?url=\((base + "/p.jpg").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+            let info = try await proxy.execute(uri: infoPath, method: .get)
+            #expect(info.status == .forbidden && String(buffer: info.body).contains("presetsOnly"), "/info needs a signature in this mode")
+            let signed = try await proxy.execute(uri: URLSigner(keys: ["preset-test-key"])!.sign(infoPath), method: .get)
+            #expect(signed.status == .ok, "a signed /info is answered")
+        }
+    }
+
+    @Test func presetsOnlyAppliesTheDefaultPresetAndRefusesInfoWithoutAKey() async throws {
+        var table = try Self.table(presetsOnly: true)
+        table.defaultPreset = "thumb"
+        try await withFixtures(
+            ["/p.jpg": .jpeg(Self.photo)],
+            configure: {
+                $0.presets = table
+                $0.fetch.s3.buckets = ["images"]
+            }
+        ) { proxy, base, _ in
+            let plain = try await proxy.image([("url", base + "/p.jpg")])
+            #expect(plain.status == .ok, "\(plain.text)")
+            #expect(try VipsImage.decode(plain.bytes).width == 120, "the default preset's variant")
+            let named = try await proxy.image([("url", base + "/p.jpg"), ("preset", "webp")])
+            #expect(named.status == .ok && named.headers[.contentType] == "image/webp", "a named preset wins over the default")
+            for source in [base + "/p.jpg", "s3://images/p.jpg"] {
+                let encoded = source.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+                let info = try await proxy.execute(uri: "/info?url=\(encoded)", method: .get)
+                #expect(info.status == .forbidden, "\(source): no key, no /info in presets-only mode")
+            }
+            let s3 = try await proxy.image([("url", "s3://images/p.jpg"), ("w", "4000")])
+            #expect(s3.status == .badRequest, "s3:// sources get presets only too")
+        }
+        // Without a default, an s3:// source naming no preset is a 400 before any fetch.
+        try await withFixtures([:], configure: {
+            $0.presets = try! Self.table(presetsOnly: true)
+            $0.fetch.s3.buckets = ["images"]
+        }) { proxy, _, _ in
+            let refused = try await proxy.image([("url", "s3://images/p.jpg")])
+            #expect(refused.status == .badRequest && refused.text.contains("'preset'"), "\(refused.text)")
         }
     }
 

@@ -266,4 +266,65 @@ import TestSupport
             }
         }
     }
+
+    /// Keys under the purge log and metadata on objects are written by whoever holds the bucket's
+    /// credentials (issue #63): a key with a space, `?`, a bad `%` escape, a body that is no source key, or
+    /// a key that is not a purge at all is stepped over and counted, and the purges after it still reach
+    /// every replica; a variant object whose metadata was made up (a time past the year 9999, a header
+    /// break in its type) is a miss, never an answer.
+    @Test func hostileKeysAndMetadataInTheBucketStopNothing() async throws {
+        try await withObjectStore(buckets: ["images", "cache"]) { store in
+            try Self.upload(store)
+            let configurations = (0..<2).map { _ in Self.replica(store, prefix: "hostile/") }
+            try await Self.withFleet(configurations) { proxies, runtimes in
+                let variant: [(String, String)] = [("url", "s3://images/photos/4.jpg"), ("w", "70"), ("format", "png")]
+                let before = try await proxies[1].image(variant)
+                #expect(before.status == .ok)
+                #expect(try await Self.eventually(10) { Self.sharedWrites(runtimes[1], "ok") == 1 })
+
+                // Hostile purge-log keys, written after the replicas' start and before the real purge.
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                func digits(_ milliseconds: Int64) -> String {
+                    let text = String(milliseconds)
+                    return String(repeating: "0", count: 16 - text.count) + text
+                }
+                let hostile: [(String, [UInt8])] = [
+                    (digits(now - 9_000) + "-a%20b", Array("s3://images/photos/none.jpg".utf8)),
+                    (digits(now - 8_000) + "-q%3Fx%25zz", Array("s3://images/photos/none2.jpg".utf8)),
+                    (digits(now - 7_000) + "-binary", [0xFF, 0x00, 0xFE]),
+                    (String(digits(now - 6_000).prefix(15)) + "%20not-a-purge", Array("*".utf8)),
+                ]
+                for (key, body) in hostile {
+                    #expect(try store.put(body, bucket: "cache", key: "hostile/purges/" + key) == 200, "\(key)")
+                }
+                // A made-up copy of the variant's object: metadata no replica wrote.
+                let keys = try await runtimes[1].sharedTier!.client.list(prefix: "hostile/v1/", timeoutMilliseconds: 5_000).get()
+                let objectKey = try #require(keys.first)
+                let made = #"{"version":1,"sourceKey":"s3://images/photos/4.jpg","contentType":"image/png\r\nX-Evil: 1","etag":"\"x\"","expiresAt":1e300,"madeAt":1,"revalidation":"whenStale","sourceFetchedAt":1e300,"length":3,"sha256":"039058c6f2c0cb492c533b0a4d14ef77cc0f78abccced5287d84a1a2011cfb81"}"#
+                let forged = store.directory.appendingPathComponent("forged")
+                try Data([1, 2, 3]).write(to: forged)
+                try store.curl([
+                    "-o", "/dev/null", "-H", "x-amz-meta-imageproxy: \(Data(made.utf8).base64EncodedString())",
+                    "-H", "Content-Type: image/png", "-T", forged.path, "\(store.endpoint)/cache/\(objectKey)",
+                ])
+                let fromForged = try await proxies[0].image(variant)
+                #expect(fromForged.status == .ok && fromForged.headers[.xCacheTier] == "miss", "the forged object was not served")
+                #expect(try VipsImage.decode(fromForged.bytes).width == 70)
+
+                // The source changes and is purged through replica 0: replica 1 reads past the hostile keys.
+                #expect(try store.put(TestImages.jpeg(width: 300, height: 300), bucket: "images", key: "photos/4.jpg") == 200)
+                let purge = try await proxies[0].execute(
+                    uri: "/cache?url=\("s3://images/photos/4.jpg".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",
+                    method: .delete, headers: [.authorization: "Bearer fleet-admin"], body: nil)
+                #expect(purge.status == .ok)
+                #expect(try await Self.eventually(10) {
+                    let response = try await proxies[1].image(variant)
+                    return response.status == .ok && response.headers[.eTag] != before.headers[.eTag]
+                }, "replica 1 applied the purge after the hostile keys")
+                let skipped = Self.metrics(runtimes[1]).samples["imageproxy_shared_tier_purge_keys_skipped_total"] ?? 0
+                #expect(skipped >= 2, "the binary body and the key that is no purge were counted: \(skipped)")
+                #expect(try await proxies[1].execute(uri: "/health", method: .get, headers: [:], body: nil).status == .ok)
+            }
+        }
+    }
 }

@@ -8,17 +8,24 @@ struct OverlayStep {
     let overlay: [UInt8]
     let placement: OverlayPlacement
 
-    /// Bytes the overlay takes while it is drawn (decoded and prepared copies), from its header.
+    /// Bytes the overlay takes while it is drawn (decoded and prepared copies), from its header, with the
+    /// frame limit ``apply(to:)`` reads it with. An animated overlay is drawn from its first frame; its
+    /// loader also holds a canvas of the frame's size while it composes that frame from the file (a GIF's
+    /// or a WebP's), counted too. (Checked with one frame only, an animated overlay reserved nothing.)
     static func workingSetBytes(of overlay: [UInt8]) -> Int {
-        guard let (_, header) = try? SourceHeader.checked(overlay, maxSourcePixels: Watermark.maxPixels, maxSourceFrames: 1)
+        guard let (_, header) = try? SourceHeader.checked(overlay, maxSourcePixels: Watermark.maxPixels, maxSourceFrames: maxFrames)
         else { return 0 }
-        return header.width * header.height * 8
+        let frame = header.width * header.height
+        return frame * 8 + (header.frames > 1 ? frame * 4 : 0)
     }
+
+    /// Most frames an overlay may have (its first is drawn).
+    static let maxFrames = 100_000
 
     func apply(to image: VipsImage) throws(ImagingError) -> VipsImage {
         let decoded: VipsImage
         do {
-            _ = try SourceHeader.checked(overlay, maxSourcePixels: Watermark.maxPixels, maxSourceFrames: 100_000)
+            _ = try SourceHeader.checked(overlay, maxSourcePixels: Watermark.maxPixels, maxSourceFrames: Self.maxFrames)
             decoded = try VipsImage.decode(overlay)
         } catch .tooManyPixels {
             throw .badOverlay(problem: "has more than \(Watermark.maxPixels) pixels")

@@ -22,8 +22,12 @@ public struct PresetTable: Sendable, Equatable {
 
     /// The presets by name, each its parameters in the order written.
     public private(set) var presets: [String: [Parameter]] = [:]
-    /// Whether requests may give only `url` and `preset` (`http.presetsOnly`).
+    /// Whether requests may give only `url` and `preset` (`http.presetsOnly`); they must then name a
+    /// preset, or ``defaultPreset`` applies.
     public var presetsOnly = false
+    /// The preset a presets-only request that names none gets (`http.defaultPreset`); empty: such a
+    /// request is a 400. Ignored unless ``presetsOnly``.
+    public var defaultPreset = ""
 
     /// The parameters a request may give in presets-only mode.
     static let presetsOnlyParameters: Set<String> = ["url", "preset"]
@@ -71,7 +75,14 @@ public struct PresetTable: Sendable, Equatable {
             throw RequestError(
                 parameter: other.name, problem: "not allowed: this service takes only url and preset (http.presetsOnly)")
         }
-        let named = query.filter { $0.name == "preset" }
+        var named = query.filter { $0.name == "preset" }
+        if presetsOnly, named.isEmpty {
+            // Presets-only answers presets, never the source as it is.
+            guard !defaultPreset.isEmpty else {
+                throw RequestError(parameter: "preset", problem: "required: this service answers only presets (http.presetsOnly)")
+            }
+            named = [(name: "preset", value: defaultPreset)]
+        }
         guard let list = named.first?.value else { return query }
         guard named.count == 1 else { throw RequestError(parameter: "preset", problem: "given more than once") }
         let names = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)

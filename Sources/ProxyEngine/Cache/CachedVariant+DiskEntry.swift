@@ -8,6 +8,7 @@ extension CachedVariant {
             body: body, contentType: entry.contentType, etag: entry.etag, expiresAt: entry.expiresAt, storable: true,
             revalidation: entry.revalidation, sourceKey: entry.sourceKey, originValidators: entry.originValidators,
             madeAt: entry.fetchedAt)
+        overlaySourceKey = entry.overlaySourceKey
     }
 
     /// The index row for a variant that came whole from another tier (the shared tier), with the origin
@@ -16,7 +17,7 @@ extension CachedVariant {
         DiskEntry(
             key: key, kind: .variant, sourceKey: sourceKey, size: body.readableBytes, contentType: contentType,
             etag: etag, originETag: originValidators?.etag, originLastModified: originValidators?.lastModified,
-            fetchedAt: madeAt, expiresAt: expiresAt, lastAccess: now, revalidation: revalidation)
+            fetchedAt: madeAt, expiresAt: expiresAt, lastAccess: now, revalidation: revalidation, overlaySourceKey: overlaySourceKey)
     }
 
     /// The index row for this variant; it carries its original's validators so that, once stale, it is
@@ -25,6 +26,6 @@ extension CachedVariant {
         DiskEntry(
             key: key, kind: .variant, sourceKey: sourceKey, size: body.readableBytes, contentType: contentType,
             etag: etag, originETag: original.originETag, originLastModified: original.originLastModified,
-            fetchedAt: madeAt, expiresAt: expiresAt, lastAccess: now, revalidation: revalidation)
+            fetchedAt: madeAt, expiresAt: expiresAt, lastAccess: now, revalidation: revalidation, overlaySourceKey: overlaySourceKey)
     }
 }

@@ -23,6 +23,9 @@ public struct CachedVariant: Sendable {
     public var originValidators: OriginValidators?
     /// When it was made (seconds since 1970): its `Last-Modified` when the origin sent none.
     public var madeAt: Double
+    /// The cache key of the watermark image it drew, if any: a purge of that image's URL removes the
+    /// variant too.
+    public var overlaySourceKey: String?
 
     public init(
         body: ByteBuffer, contentType: String, etag: String, expiresAt: Double, storable: Bool,

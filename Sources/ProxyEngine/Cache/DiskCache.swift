@@ -240,8 +240,9 @@ public final class DiskCache: Sendable {
         let index = self.index
         let keys: [String] = (try? await onIO {
             try index.pool.write { db in
-                let keys = try String.fetchAll(db, sql: "SELECT key FROM entries WHERE sourceKey = ?", arguments: [sourceKey])
-                try db.execute(sql: "DELETE FROM entries WHERE sourceKey = ?", arguments: [sourceKey])
+                let keys = try String.fetchAll(
+                    db, sql: "SELECT key FROM entries WHERE sourceKey = ? OR overlaySourceKey = ?", arguments: [sourceKey, sourceKey])
+                try db.execute(sql: "DELETE FROM entries WHERE sourceKey = ? OR overlaySourceKey = ?", arguments: [sourceKey, sourceKey])
                 return keys
             }
         }) ?? []

@@ -69,6 +69,13 @@ struct DiskCacheIndex {
                 table.column("body", .blob).notNull()
             }
         }
+        // Variants indexed by the watermark image they drew, so that purging its URL reaches them.
+        migrator.registerMigration("v4") { db in
+            try db.alter(table: DiskEntry.databaseTableName) { table in
+                table.add(column: "overlaySourceKey", .text)
+            }
+            try db.create(index: "entries_on_overlaySourceKey", on: DiskEntry.databaseTableName, columns: ["overlaySourceKey"])
+        }
         return migrator
     }
 }

@@ -7,7 +7,7 @@ extension DiskEntry {
     /// Every column of the entries table, in the order ``save(_:)`` binds them.
     static let columnNames = [
         "key", "kind", "sourceKey", "size", "contentType", "etag", "originETag", "originLastModified", "fetchedAt",
-        "expiresAt", "lastAccess", "revalidation", "storedInline",
+        "expiresAt", "lastAccess", "revalidation", "storedInline", "overlaySourceKey",
     ]
 
     private static let saveSQL: String = {
@@ -24,7 +24,7 @@ extension DiskEntry {
     func save(_ db: Database) throws {
         let arguments: StatementArguments = [
             key, kind.rawValue, sourceKey, size, contentType, etag, originETag, originLastModified, fetchedAt, expiresAt,
-            lastAccess, revalidation.rawValue, storedInline,
+            lastAccess, revalidation.rawValue, storedInline, overlaySourceKey,
         ]
         try db.cachedStatement(sql: Self.saveSQL).execute(arguments: arguments)
     }
@@ -45,5 +45,6 @@ extension DiskEntry {
             etag: row["etag"], originETag: row["originETag"], originLastModified: row["originLastModified"],
             fetchedAt: row["fetchedAt"], expiresAt: row["expiresAt"], lastAccess: row["lastAccess"], revalidation: revalidation)
         storedInline = row["storedInline"]
+        overlaySourceKey = row["overlaySourceKey"]
     }
 }

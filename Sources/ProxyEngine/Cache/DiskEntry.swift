@@ -32,12 +32,16 @@ public struct DiskEntry: Sendable, Equatable, Codable, FetchableRecord, Persista
     /// The bytes are a blob in the index (table `bodies`) rather than a file of their own: entries up to
     /// ``DiskCache/Settings/inlineBytes``.
     public var storedInline = false
+    /// A variant's watermark image's source key (purges of that URL remove the variant too); nil for
+    /// originals and variants without one.
+    public var overlaySourceKey: String?
 
     public init(
         key: String, kind: Kind, sourceKey: String, size: Int, contentType: String, etag: String,
         originETag: String?, originLastModified: String?, fetchedAt: Double, expiresAt: Double,
-        lastAccess: Double, revalidation: Revalidation = .none
+        lastAccess: Double, revalidation: Revalidation = .none, overlaySourceKey: String? = nil
     ) {
+        self.overlaySourceKey = overlaySourceKey
         self.key = key
         self.kind = kind
         self.sourceKey = sourceKey

@@ -183,7 +183,7 @@ public final class MemoryCache: TransformMemoryLender {
     @discardableResult
     public func purge(sourceKey: String) -> Int {
         state.withLock { state in
-            let doomed = state.nodes.values.filter { $0.value.sourceKey == sourceKey }
+            let doomed = state.nodes.values.filter { $0.value.sourceKey == sourceKey || $0.value.overlaySourceKey == sourceKey }
             for node in doomed {
                 state.unlink(node)
                 state.nodes.removeValue(forKey: node.key)

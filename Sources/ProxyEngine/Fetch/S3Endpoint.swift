@@ -56,8 +56,11 @@ public struct S3Endpoint: Sendable, Equatable {
             return "\(base)/\(bucket)/\(encodedKey)"
         }
         components.host = "\(bucket).\(host)"
-        components.percentEncodedPath = "/" + encodedKey
-        return components.string ?? "\(base)/\(bucket)/\(encodedKey)"
+        // The key is appended to the text, never set through `percentEncodedPath`: Foundation's setter traps
+        // on a path that is not valid percent-encoding, and keys may come from a bucket listing.
+        components.percentEncodedPath = ""
+        guard let root = components.string else { return "\(base)/\(bucket)/\(encodedKey)" }
+        return root + "/" + encodedKey
     }
 
     /// `CURLOPT_AWS_SIGV4`'s provider string, or nil when unsigned.

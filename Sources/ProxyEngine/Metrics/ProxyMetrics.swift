@@ -68,6 +68,8 @@ public final class ProxyMetrics: Sendable {
     let sharedBreakerOpen: Gauge
     /// Purges applied from the shared tier's purge log (made through another replica, or this one).
     let sharedPurgesApplied: Counter
+    /// Purge-log keys stepped over: not a purge key, unreadable (4xx), or a body that is no source key.
+    let sharedPurgeKeysSkipped: Counter
     public let openFileDescriptors: Gauge
     public let startTime: Gauge
 
@@ -166,6 +168,10 @@ public final class ProxyMetrics: Sendable {
             descriptor: name("imageproxy_shared_tier_breaker_open", "", "1 while the shared tier is skipped after repeated failures."))
         sharedPurgesApplied = registry.makeCounter(
             descriptor: name("imageproxy_shared_tier_purges_applied", "total", "Purges read from the shared tier's purge log and applied here."))
+        sharedPurgeKeysSkipped = registry.makeCounter(
+            descriptor: name(
+                "imageproxy_shared_tier_purge_keys_skipped", "total",
+                "Keys under the shared tier's purge log stepped over: not a purge, unreadable, or naming no source."))
         openFileDescriptors = registry.makeGauge(descriptor: name("process_open", "fds", "Number of open file descriptors."))
         startTime = registry.makeGauge(
             descriptor: name("process_start_time", "seconds", "Start time of the process since unix epoch in seconds."))

@@ -20,4 +20,15 @@ extension ImagePipeline {
             throw OverlayFetchError(underlying: error)
         }
     }
+
+    /// Drops the watermark image held for `sourceKey` (a purge of its URL): the next variant that draws
+    /// it fetches it again. Returns whether one was held.
+    public func forgetOverlayImage(sourceKey: String) -> Bool {
+        overlayImages.forget(sourceKey)
+    }
+
+    /// Drops every watermark image held (a purge of everything); returns how many.
+    public func forgetOverlayImages() -> Int {
+        overlayImages.forgetAll()
+    }
 }

@@ -194,6 +194,7 @@ public final class ImagePipeline: Sendable {
         let key = overlay.map { request.variantKey(choice: choice, sourceKey: sourceKey, overlayIdentity: $0.identity) }
             ?? knownKey ?? request.variantKey(choice: choice, sourceKey: sourceKey)
         let overlayBytes = overlay?.bytes
+        let overlaySourceKey = request.watermark.map { sourceKeys.key(for: $0.source) }
         let transformer = self.transformer
         return try await shared(
             key: key, source: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings,
@@ -209,11 +210,12 @@ public final class ImagePipeline: Sendable {
                 // `max_bytes`: the quality the size target chose, and whether it was met.
                 timings.describe("quality", encoded.fitsSizeTarget == false ? "\(quality)-over-max-bytes" : "\(quality)")
             }
-            let variant = CachedVariant(
+            var variant = CachedVariant(
                 body: ByteBuffer(bytes: encoded.bytes), contentType: encoded.format.mediaType,
                 etag: EntityTag.strong(for: encoded.bytes), expiresAt: original.expiresAt, storable: original.storable,
                 revalidation: original.entry.revalidation, sourceKey: sourceKey,
                 originValidators: original.entry.originValidators)
+            variant.overlaySourceKey = overlaySourceKey
             self.store(variant, bytes: encoded.bytes, key: key, original: original, now: now)
             return Produced(variant: variant, tier: .miss, transformDuration: transformDuration)
         }

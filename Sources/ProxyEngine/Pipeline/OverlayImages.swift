@@ -29,6 +29,26 @@ final class OverlayImages: Sendable {
         }
     }
 
+    /// Drops the image of `sourceKey` (a purge of its URL); returns whether one was held.
+    @discardableResult
+    func forget(_ sourceKey: String) -> Bool {
+        images.withLock { held in
+            guard let old = held.entries.removeValue(forKey: sourceKey) else { return false }
+            held.bytes -= old.bytes.count
+            return true
+        }
+    }
+
+    /// Drops every image (a purge of everything); returns how many were held.
+    @discardableResult
+    func forgetAll() -> Int {
+        images.withLock { held in
+            let count = held.entries.count
+            held = ([:], 0)
+            return count
+        }
+    }
+
     /// Keeps `bytes` as the image of `sourceKey` until `expiresAt`, and returns it with its identity.
     func keep(_ bytes: [UInt8], for sourceKey: String, until expiresAt: Double) -> Image {
         let image = Image(bytes: bytes, identity: sha256Hex(bytes), expiresAt: expiresAt)

@@ -65,7 +65,8 @@ extension ProxyConfiguration {
         configuration.overlays.definitions = try overlayDefinitions(from: fileLeaves, maxDimension: configuration.image.maxDimension)
         configuration.presets = try presets(
             from: fileLeaves, presetsOnly: configuration.presets.presetsOnly, maxDimension: configuration.image.maxDimension,
-            overlays: configuration.overlays, defaultColour: configuration.image.colour)
+            overlays: configuration.overlays, defaultColour: configuration.image.colour,
+            defaultPreset: configuration.presets.defaultPreset)
         configuration.fetch.s3.endpoint.takeCredentials(from: environment)
         configuration.cache.shared.endpoint.takeCredentials(from: environment)
         return configuration

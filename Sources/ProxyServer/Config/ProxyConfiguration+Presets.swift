@@ -14,7 +14,7 @@ extension ProxyConfiguration {
     /// - Throws: ``ConfigurationError`` naming the preset.
     static func presets(
         from leaves: [String: ConfigurationFileSnapshot.Leaf], presetsOnly: Bool, maxDimension: Int,
-        overlays: OverlayCatalog = .none, defaultColour: ColourHandling = .srgb
+        overlays: OverlayCatalog = .none, defaultColour: ColourHandling = .srgb, defaultPreset: String = ""
     ) throws -> PresetTable {
         var definitions: [String: String] = [:]
         for (key, leaf) in leaves where isPresetKey(key) {
@@ -24,12 +24,16 @@ extension ProxyConfiguration {
             }
             definitions[name] = scalar.text
         }
-        let table: PresetTable
+        var table: PresetTable
         do {
             table = try PresetTable(definitions: definitions, presetsOnly: presetsOnly)
         } catch {
             throw ConfigurationError("invalid \(presetsSection).\(error.preset): \(error.problem)")
         }
+        guard defaultPreset.isEmpty || definitions[defaultPreset] != nil else {
+            throw ConfigurationError("invalid value '\(defaultPreset)' for http.defaultPreset: expected the name of a preset under presets")
+        }
+        table.defaultPreset = defaultPreset
         for name in definitions.keys.sorted() {
             let query = [(name: "url", value: "https://example.com/preset-check.jpg"), (name: "preset", value: name)]
             do {

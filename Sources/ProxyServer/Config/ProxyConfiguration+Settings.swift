@@ -121,6 +121,7 @@ extension ProxyConfiguration {
         .integer("http.saveDataQuality", 0...100, \.http.saveDataQuality),
         .boolean("http.contentDisposition", \.http.contentDisposition),
         .boolean("http.presetsOnly", \.presets.presetsOnly),
+        .text("http.defaultPreset", "the name of a preset or empty", \.presets.defaultPreset, allowEmpty: true),
         .boolean("overlays.allowUrl", \.overlays.allowURL),
         .boolean("overlays.allowText", \.overlays.allowText),
         .text(

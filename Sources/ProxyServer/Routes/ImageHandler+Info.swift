@@ -3,7 +3,7 @@ import Hummingbird
 extension ImageHandler {
     /// `GET /info?url=`: the source's size, format, alpha, frames, bytes, dominant colour and BlurHash.
     func info(_ request: Request, context: ProxyRequestContext) async throws -> Response {
-        try guards.check(request)
+        try guards.checkSignedBeyondPresets(request)
         let source = try intake.source(query: guards.query(of: request))
         try guards.checkNotSelf(source)
         let pipeline = self.pipeline

@@ -7,8 +7,10 @@ import ProxyEngine
 /// Checks that come before any work on `/img` and `/info`: the URL signature (when keys are
 /// configured), and that the request is not a loop back into an image proxy.
 ///
-/// In presets-only mode (`http.presetsOnly`) a request can name only a source and presets, so an
-/// unsigned one is let through (a browser-side loader holds no key); a `sig` that is given is still checked.
+/// In presets-only mode (`http.presetsOnly`) an `/img` request can name only a source and presets (it
+/// must name one, or `http.defaultPreset` applies), so an unsigned one is let through (a browser-side
+/// loader holds no key); a `sig` that is given is still checked. `/info` answers only signed URLs in that
+/// mode (none at all without a key): it is not a preset's variant.
 struct SourceGuard: Sendable {
     let signer: URLSigner?
     /// The configured listen address (`bind`).
@@ -23,6 +25,17 @@ struct SourceGuard: Sendable {
     func check(_ request: Request) throws {
         try checkNotLooping(request.headers)
         try verifySignature(request.uri.description)
+    }
+
+    /// The checks of ``check(_:)`` for a route that is not a preset's variant (`/info`): in presets-only
+    /// mode it needs a signature whatever it carries.
+    /// - Throws: ``SignatureError`` or ``LoopError`` (403).
+    func checkSignedBeyondPresets(_ request: Request) throws {
+        try checkNotLooping(request.headers)
+        let target = request.uri.description
+        guard presetsOnly else { return try verifySignature(target) }
+        guard let signer, target.contains("?sig=") || target.contains("&sig=") else { throw SignatureError.infoNeedsSignature }
+        try signer.verify(target)
     }
 
     /// The hop rule, for every route that makes the service fetch: a request carrying the marker an image

@@ -52,12 +52,16 @@ public struct URLSigner: Sendable {
 public enum SignatureError: PublicError, Equatable {
     case missing
     case invalid
+    /// `/info` in presets-only mode, where only a signed URL may ask (and no key is configured to sign one).
+    case infoNeedsSignature
 
     public var httpStatus: Int { 403 }
     public var publicMessage: String {
         switch self {
         case .missing: "signature required: add sig (HMAC-SHA256 of the path and query) as the last parameter"
         case .invalid: "invalid signature"
+        case .infoNeedsSignature:
+            "signature required: /info answers only signed URLs when http.presetsOnly is on (security.signingKeys signs them)"
         }
     }
     public var reason: String { "bad_signature" }

@@ -91,6 +91,13 @@ final class ObjectStoreClient: Sendable {
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
+    /// An object key as a URL path: each segment percent-encoded as SigV4's canonical URI wants it (RFC 3986
+    /// unreserved characters kept, `/` between segments). Keys come from listings too (the purge log), where
+    /// a space, `?`, `#` or a lone `%` must reach the store as the key's own characters.
+    static func pathEncoded(_ key: String) -> String {
+        key.split(separator: "/", omittingEmptySubsequences: false).map { queryEncoded(String($0)) }.joined(separator: "/")
+    }
+
     private func perform(
         method: String, key: String, query: String?, body: [UInt8]?, headers extra: [String], timeoutMilliseconds: Int,
         maxBytes: Int
@@ -106,7 +113,7 @@ final class ObjectStoreClient: Sendable {
         var code = ipx_transfer_attach(handle, transfer, { _, _, _ in 1 }, nil)
         func set(_ option: CURLoption, _ value: Int) { if code == CURLE_OK { code = ipx_curl_set_long(handle, option, value) } }
         func set(_ option: CURLoption, _ value: String) { if code == CURLE_OK { code = ipx_curl_set_string(handle, option, value) } }
-        var url = endpoint.url(bucket: bucket, encodedKey: key)
+        var url = endpoint.url(bucket: bucket, encodedKey: Self.pathEncoded(key))
         if let query { url += "?" + query }
         set(CURLOPT_URL, url)
         set(CURLOPT_PROTOCOLS_STR, "http,https")

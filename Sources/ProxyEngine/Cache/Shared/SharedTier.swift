@@ -280,6 +280,12 @@ public final class SharedTier: Sendable {
 
     /// Reads the purge log once: every purge written since the last read (by any replica) is handed to
     /// `apply` with its source key (``SharedTierLayout/everything`` for all). Returns how many.
+    ///
+    /// The listed keys and their bodies are untrusted (anyone who may write to the bucket can put an
+    /// object under the prefix): a key that is not a purge-log key, one the store cannot answer for
+    /// (a 4xx), and a body that is not a source key (``SharedTierLayout/sourceKey(ofPurgeBody:)``) are
+    /// skipped and counted (`imageproxy_shared_tier_purge_keys_skipped_total`), never a stop; only a
+    /// failure of the store itself (no answer, a 5xx) ends the read, which starts there next time.
     @discardableResult
     public func pollPurges(apply: (String) async -> Void) async -> Int {
         let after = lastPurgeSeen.withLock { $0 }
@@ -289,11 +295,17 @@ public final class SharedTier: Sendable {
         else { return 0 }
         var applied = 0
         for key in keys {
-            guard case .success(let answer) = await client.get(key, timeoutMilliseconds: settings.writeTimeoutMilliseconds, maxBytes: 16_384),
-                answer.status == 200
-            else { break }  // read again next time, from here
-            let sourceKey = String(decoding: answer.body, as: UTF8.self)
-            notePurge(of: sourceKey, at: layout.time(ofPurgeKey: key) ?? Date().timeIntervalSince1970)
+            guard let time = layout.time(ofPurgeKey: key) else {
+                skipPurgeKey(key)
+                continue
+            }
+            let answer = await client.get(key, timeoutMilliseconds: settings.writeTimeoutMilliseconds, maxBytes: 16_384)
+            guard case .success(let answer) = answer, !(500...599).contains(answer.status) else { break }  // again next time
+            guard answer.status == 200, let sourceKey = SharedTierLayout.sourceKey(ofPurgeBody: answer.body) else {
+                skipPurgeKey(key)
+                continue
+            }
+            notePurge(of: sourceKey, at: time)
             await apply(sourceKey)
             lastPurgeSeen.withLock { $0 = key }
             metrics?.sharedPurgesApplied.increment()
@@ -301,4 +313,11 @@ public final class SharedTier: Sendable {
         }
         return applied
     }
+
+    /// Steps over a purge-log key that cannot be read or believed, counting it.
+    private func skipPurgeKey(_ key: String) {
+        lastPurgeSeen.withLock { $0 = key }  // keys arrive in the listing's order
+        metrics?.sharedPurgeKeysSkipped.increment()
+    }
+
 }

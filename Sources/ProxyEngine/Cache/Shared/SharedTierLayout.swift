@@ -33,8 +33,18 @@ struct SharedTierLayout: Sendable {
     func time(ofPurgeKey key: String) -> Double? {
         guard key.hasPrefix(purgeFolder) else { return nil }
         let digits = key.dropFirst(purgeFolder.count).prefix(16)
-        guard digits.count == 16, let milliseconds = Int64(digits) else { return nil }
+        guard digits.count == 16, digits.allSatisfy(\.isASCIIDigit), let milliseconds = Int64(digits) else { return nil }
         return Double(milliseconds) / 1000
+    }
+
+    /// The source key a purge-log object's body names, or nil when the body is not one: empty, longer
+    /// than 16 KiB, not UTF-8, or holding a control character (a source key is a URL or `s3://` key as the
+    /// intake canonicalised it, or ``everything``).
+    static func sourceKey(ofPurgeBody body: [UInt8]) -> String? {
+        guard !body.isEmpty, body.count <= 16_384, let text = String(validating: body, as: UTF8.self),
+            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { return nil }
+        return text
     }
 
     /// The purge-log key of a purge at `time` by `replica` (keys sort by time).
@@ -43,4 +53,8 @@ struct SharedTierLayout: Sendable {
         let digits = String(milliseconds)
         return purgeFolder + String(repeating: "0", count: max(0, 16 - digits.count)) + digits + "-" + replica
     }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }

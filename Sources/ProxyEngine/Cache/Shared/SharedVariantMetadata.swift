@@ -20,6 +20,8 @@ struct SharedVariantMetadata: Codable, Equatable {
     var sourceFetchedAt: Double
     var length: Int
     var sha256: String
+    /// The watermark image's source key of a variant that drew one (absent in objects written before it).
+    var overlaySourceKey: String?
 
     /// The metadata field's name (S3 sends it back as `x-amz-meta-imageproxy`).
     static let field = "imageproxy"
@@ -36,6 +38,7 @@ struct SharedVariantMetadata: Codable, Equatable {
         originLastModified = variant.originValidators?.lastModified
         length = bytes.count
         sha256 = sha256Hex(bytes)
+        overlaySourceKey = variant.overlaySourceKey
     }
 
     /// An original's: its index row's fields (the ETag is the row's own hash of the bytes).
@@ -61,13 +64,45 @@ struct SharedVariantMetadata: Codable, Equatable {
             expiresAt: expiresAt, lastAccess: now, revalidation: revalidation)
     }
 
-    /// Read back from an answer's headers (names lower-cased); nil when absent or malformed.
+    /// Read back from an answer's headers (names lower-cased); nil when absent, malformed or not
+    /// believable (``isBelievable``): the bucket is written by every replica and by whoever else holds its
+    /// credentials, so nothing in it reaches a response header or an arithmetic unchecked.
     init?(headers: [String: String]) {
         guard let encoded = headers["x-amz-meta-" + Self.field], encoded.utf8.count <= 16_384,
             let json = Data(base64Encoded: encoded),
-            let decoded = try? JSONDecoder().decode(SharedVariantMetadata.self, from: json), decoded.version == 1
+            let decoded = try? JSONDecoder().decode(SharedVariantMetadata.self, from: json), decoded.version == 1,
+            decoded.isBelievable
         else { return nil }
         self = decoded
+    }
+
+    /// Latest time a stored field may name (the year 9999), in seconds since 1970.
+    static let latestTime = 253_402_300_799.0
+    /// Largest object the tier reads back (an original: 256 MiB).
+    static let largestObject = 256 << 20
+
+    /// Whether every field is one this service could have written: times finite and within 1970...9999,
+    /// a length within what the tier reads, a SHA-256 of 64 lowercase hex digits, a content type and
+    /// validators that are short printable ASCII (they become response headers), a source key without
+    /// control characters.
+    var isBelievable: Bool {
+        let times = [expiresAt, madeAt, sourceFetchedAt]
+        guard times.allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= Self.latestTime }) else { return false }
+        guard (0...Self.largestObject).contains(length), sha256.utf8.count == 64,
+            sha256.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+        else { return false }
+        guard Self.isHeaderValue(contentType, longest: 128), contentType.contains("/"), Self.isHeaderValue(etag, longest: 256),
+            originETag.map({ Self.isHeaderValue($0, longest: 1024) }) ?? true,
+            originLastModified.map({ Self.isHeaderValue($0, longest: 128) }) ?? true
+        else { return false }
+        return [sourceKey, overlaySourceKey ?? "-"].allSatisfy { key in
+            !key.isEmpty && key.utf8.count <= 16_384 && !key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        }
+    }
+
+    /// Printable ASCII (space to `~`), 1 to `longest` bytes: what a response header may carry.
+    static func isHeaderValue(_ text: String, longest: Int) -> Bool {
+        (1...longest).contains(text.utf8.count) && text.utf8.allSatisfy { (0x20...0x7E).contains($0) }
     }
 
     /// The user metadata to send with the object.
@@ -85,8 +120,10 @@ struct SharedVariantMetadata: Codable, Equatable {
     func variant(body: [UInt8]) -> CachedVariant {
         let validators = originETag != nil || originLastModified != nil
             ? OriginValidators(etag: originETag, lastModified: originLastModified) : nil
-        return CachedVariant(
+        var variant = CachedVariant(
             body: ByteBuffer(bytes: body), contentType: contentType, etag: etag, expiresAt: expiresAt, storable: true,
             revalidation: revalidation, sourceKey: sourceKey, originValidators: validators, madeAt: madeAt)
+        variant.overlaySourceKey = overlaySourceKey
+        return variant
     }
 }
