@@ -27,6 +27,9 @@ RUN apt-get update \
     && install -d -o imageproxy -g imageproxy /var/cache/imageproxy
 COPY --from=build /out/ImageProxy /usr/local/bin/ImageProxy
 COPY config/imageproxy.yaml /etc/imageproxy/imageproxy.yaml
+# Listening on 0.0.0.0 needs a signing key or a source allowlist (else the start is refused: an open proxy).
+# Give one at run time, never in the image: -e IMAGEPROXY_SIGNING_KEY=... or
+# -e IMAGEPROXY_SECURITY_ALLOWED_HOSTS=images.example.com (deploy/README.md).
 ENV IMAGEPROXY_BIND=0.0.0.0:8080 \
     IMAGEPROXY_CACHE_DIR=/var/cache/imageproxy
 VOLUME ["/var/cache/imageproxy"]

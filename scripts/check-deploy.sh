@@ -44,4 +44,44 @@ for library in $(readelf -d "$binary" | sed -n 's/.*Shared library: \[\(.*\)\]/\
   fi
 done
 [ "$missing" -eq 0 ]
+
+# Each deployment file's settings, started as it starts the binary (--check-config: nothing listens): a
+# public bind needs a key or an allowlist (AccessMode), so the Dockerfile's ENV alone is refused and starts
+# with deploy/README.md's key; the Kubernetes ConfigMap starts with its Secret's key and is refused without;
+# the systemd unit (loopback) starts as it is.
+echo "check-deploy: deployment files start as documented"
+starts=$(mktemp -d)
+expect_start() {  # expect_start ok|refused NAME ARGS... (env assignments, then the binary's arguments)
+  local want=$1 name=$2 output status
+  shift 2
+  set +e
+  output=$(env -i PATH=/usr/bin:/bin "$@" 2>&1)
+  status=$?
+  set -e
+  if [ "$want" = ok ] && [ "$status" -ne 0 ]; then echo "check-deploy: $name did not start: $output" >&2; exit 1; fi
+  if [ "$want" = refused ] && { [ "$status" -ne 2 ] || ! grep -q "refusing to start" <<< "$output"; }; then
+    echo "check-deploy: $name was not refused as an open proxy ($status): $output" >&2; exit 1
+  fi
+  output=${output//$'\n'/ }
+  echo "check-deploy:   $name: $want (${output:0:200})"
+}
+mapfile -t docker_env < <(sed -n '/^ENV /,/[^\\]$/p' Dockerfile | grep -o 'IMAGEPROXY_[A-Z_]*=[^ \\]*')
+[ ${#docker_env[@]} -ge 2 ] || { echo "check-deploy: no ENV read from the Dockerfile" >&2; exit 1; }
+grep -q 'docker run .*IMAGEPROXY_SIGNING_KEY\|IMAGEPROXY_SIGNING_KEY=.*imageproxy$' deploy/README.md \
+  || { echo "check-deploy: deploy/README.md's docker run gives no signing key" >&2; exit 1; }
+expect_start refused "Dockerfile ENV without a key" "${docker_env[@]}" "$binary" serve --config config/imageproxy.yaml --check-config
+expect_start ok "Dockerfile ENV with deploy/README.md's key" "${docker_env[@]}" IMAGEPROXY_SIGNING_KEY=from-docker-run \
+  "$binary" serve --config config/imageproxy.yaml --check-config
+sed -n '/imageproxy.yaml: |/,$p' deploy/kubernetes/configmap.yaml | tail -n +2 | sed -n '/^    /p' | sed 's/^    //' > "$starts/imageproxy.yaml"
+k8s_key=$(sed -n 's/^ *signing-key: "\(.*\)"/\1/p' deploy/kubernetes/secret.yaml)
+k8s_bind=$(grep -A1 'name: IMAGEPROXY_BIND' deploy/kubernetes/deployment.yaml | sed -n 's/.*value: //p')
+grep -q 'secretKeyRef: {name: imageproxy-signing, key: signing-key}' deploy/kubernetes/deployment.yaml \
+  || { echo "check-deploy: the Deployment does not require the signing key Secret" >&2; exit 1; }
+expect_start ok "Kubernetes ConfigMap with the Secret's key" IMAGEPROXY_BIND="$k8s_bind" IMAGEPROXY_SIGNING_KEY="$k8s_key" \
+  "$binary" serve --config "$starts/imageproxy.yaml" --check-config
+expect_start refused "Kubernetes ConfigMap without the Secret" IMAGEPROXY_BIND="$k8s_bind" \
+  "$binary" serve --config "$starts/imageproxy.yaml" --check-config
+mapfile -t unit_env < <(sed -n 's/^Environment=//p' deploy/systemd/imageproxy.service)
+expect_start ok "systemd unit" "${unit_env[@]}" "$binary" serve --config config/imageproxy.yaml --check-config
+rm -rf "$starts"
 echo "check-deploy: ok"

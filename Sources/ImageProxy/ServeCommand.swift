@@ -32,8 +32,17 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(2)
         }
+        let accessMode: AccessMode
+        do {
+            accessMode = try AccessMode.of(settings)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            throw ExitCode(2)
+        }
         if checkConfig {
-            print("configuration ok: listening on \(settings.bind), cache in \(settings.cache.disk.directory)")
+            print(
+                "configuration ok: listening on \(settings.bind), cache in \(settings.cache.disk.directory), "
+                    + "access: \(accessMode.rawValue) (\(accessMode.summary))")
             return
         }
         // glibc gives every thread its own malloc arena; with libvips' large short-lived buffers on many

@@ -70,6 +70,18 @@ public final class ProxyMetrics: Sendable {
     let sharedPurgesApplied: Counter
     /// Purge-log keys stepped over: not a purge key, unreadable (4xx), or a body that is no source key.
     let sharedPurgeKeysSkipped: Counter
+    /// Sets `imageproxy_access_mode{mode}`: 1 for `active`, 0 for the other `modes` (called once, at start).
+    public func recordAccessMode(_ active: String, among modes: [String]) {
+        for mode in modes {
+            let gauge = registry.makeGauge(
+                descriptor: MetricNameDescriptor(
+                    metricName: "imageproxy_access_mode", unitName: "",
+                    helpText: "1 for who may use this deployment: signed, allowlist, signed_allowlist, local_only or open."),
+                labels: [("mode", mode)])
+            gauge.set(Int64(mode == active ? 1 : 0))
+        }
+    }
+
     public let openFileDescriptors: Gauge
     public let startTime: Gauge
 

@@ -12,6 +12,8 @@ import Synchronization
 /// cache writes and flushing the index.
 public final class ProxyRuntime: Service, Sendable {
     public let configuration: ProxyConfiguration
+    /// Who may use this deployment (decided at start; the status page and `imageproxy_access_mode` show it).
+    public let accessMode: AccessMode
     public let pipeline: ImagePipeline
     public let transformPool: TransformPool
     public let fetcher: OriginFetcher
@@ -42,12 +44,16 @@ public final class ProxyRuntime: Service, Sendable {
     /// - Parameters:
     ///   - metrics: where metrics are recorded; a fresh registry by default.
     ///   - accessLogger: the access log; `logger` relabelled `imageproxy.access` by default.
-    /// - Throws: ``ConfigurationError`` when libvips cannot start or the cache folder is unusable.
+    /// - Throws: ``ConfigurationError`` when the deployment would be an open proxy by accident
+    ///   (``AccessMode/of(_:)``), libvips cannot start or the cache folder is unusable.
     public init(
         configuration: ProxyConfiguration, logger: Logger, metrics: ProxyMetrics = ProxyMetrics(), accessLogger: Logger? = nil
     ) throws {
+        accessMode = try AccessMode.of(configuration)
         guard Vips.start() else { throw ConfigurationError("libvips failed to start") }
         self.configuration = configuration
+        metrics.recordAccessMode(accessMode.rawValue, among: AccessMode.allCases.map(\.rawValue))
+        if accessMode == .open { logger.warning("open proxy: any source for anyone (security.allowOpenProxy)", metadata: ["bind": "\(configuration.bind)"]) }
         self.logger = logger
         self.metrics = metrics
         self.accessLog = AccessLog(logger: accessLogger ?? logger)

@@ -10,6 +10,7 @@ extension ProxyConfiguration {
         ConfigurationSetting.parsed("bind", "host:port, e.g. 127.0.0.1:8080", \.bind, ListenAddress.init(parsing:))
             .reading { "\($0.bind.host):\($0.bind.port)" },
         .list("signingKey", \.security.signingKeys).secret(),
+        .boolean("security.allowOpenProxy", \.security.allowOpenProxy),
         .integer("queue.maxPending", 1...1_000_000, \.queue.maxPending),
         .choice("queue.order", "one of fifo, lifo", \.queue.order),
         .integer("queue.requestTimeoutMs", 100...600_000, \.queue.requestTimeoutMilliseconds),

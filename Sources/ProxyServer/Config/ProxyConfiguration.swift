@@ -118,6 +118,10 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// The first signs (`ImageProxy sign`), all verify (rotation). Key `signingKey`
         /// (`IMAGEPROXY_SIGNING_KEY`, comma-separated), default none.
         public var signingKeys: [String] = []
+        /// Start on a public listen address with neither a signing key nor a source allowlist (or in
+        /// presets-only mode without an allowlist): an open image proxy, on purpose. Key
+        /// `security.allowOpenProxy`, default false (such a start is refused, ``AccessMode/of(_:)``).
+        public var allowOpenProxy = false
         public init() {}
     }
 
