@@ -1,5 +1,7 @@
-# ImageProxy container image: Swift 6.3 build on Debian 12, slim Debian 12 runtime.
-# Build: docker build -t imageproxy .   Run: docker run -p 8080:8080 -v ipx-cache:/var/cache/imageproxy imageproxy
+# ImageProxy container image: Swift 6.3 build on Debian 12, slim Debian 12 runtime, for linux/amd64 and
+# linux/arm64 (both base images are published for both; nothing here names an architecture).
+# Build: docker build -t imageproxy .   (both: docker buildx build --platform linux/amd64,linux/arm64 -t imageproxy .)
+# Run: docker run -p 8080:8080 -v ipx-cache:/var/cache/imageproxy -e IMAGEPROXY_SIGNING_KEY=... imageproxy
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \

@@ -1,4 +1,5 @@
 #include "vips_shim.h"
+#include "platform.h"
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,7 +17,7 @@
 /* Whether every alpha sample of an 8-bit image in memory of `count` pixels of `bands` (4 or 2) is 255:
  * the pixels ANDed together as 4-byte words (a loop the compiler vectorises), whose alpha bytes are the
  * last of each word (RGBA) or the second and last (two grey-alpha pixels a word). */
-__attribute__((target_clones("avx2", "default")))
+IPX_CLONES_AVX2
 static int ipx_alpha_all_opaque(const unsigned char *pixels, size_t count, int bands) {
     size_t length = count * (size_t)bands, words = length / 4;
     uint32_t all = 0xFFFFFFFFu;

@@ -1,5 +1,5 @@
 #include "vips_shim.h"
-#include <emmintrin.h>
+#include "platform.h"
 #include <libdeflate.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,7 +9,8 @@
 /* A whole decode of the common PNG (8-bit RGB or RGBA, not interlaced) for the kept decodes of a srcset
  * (#34): libdeflate inflates the image data in one call (about 3x zlib's speed on the benchmark's
  * wallpapers, whose size is known from the header), and the rows are unfiltered here with one pixel at a
- * time in SSE2 lanes (Debian's libpng unfilters Paeth rows a byte at a time). Everything else is declined
+ * time in 16-bit lanes: SSE2 on x86-64, GCC/clang vector extensions elsewhere (NEON on aarch64), integer
+ * operations in the same order, so the same bytes (Debian's libpng unfilters Paeth rows a byte at a time). Everything else is declined
  * (1) and libvips' loader decodes it, so that no file decodes differently from before:
  *   - another depth, colour type, interlace, compression or filter method;
  *   - any chunk whose CRC does not match, a chunk cut short, a first chunk other than IHDR, IDAT chunks
@@ -39,8 +40,14 @@ static int ipx_png_declines_ancillary(const uint8_t *type) {
     return 0;
 }
 
+#if IPX_X86_KERNELS
+#include <emmintrin.h>
+
+/* A pixel's `bands` bytes in 16-bit lanes (SSE2). */
+typedef __m128i ipx_png_lanes;
+
 /* The Paeth predictor of one pixel, its `bands` bytes in 16-bit lanes. */
-static inline __m128i ipx_png_paeth(__m128i a, __m128i b, __m128i c) {
+static inline ipx_png_lanes ipx_png_paeth(ipx_png_lanes a, ipx_png_lanes b, ipx_png_lanes c) {
     const __m128i zero = _mm_setzero_si128();
     __m128i b_c = _mm_sub_epi16(b, c), a_c = _mm_sub_epi16(a, c);
     __m128i sum = _mm_add_epi16(b_c, a_c);
@@ -54,16 +61,23 @@ static inline __m128i ipx_png_paeth(__m128i a, __m128i b, __m128i c) {
     return _mm_or_si128(_mm_andnot_si128(not_a, a), _mm_and_si128(not_a, b_or_c));
 }
 
+static inline ipx_png_lanes ipx_png_zero(void) { return _mm_setzero_si128(); }
+
+/* (x + predictor) modulo 256 in each lane. */
+static inline ipx_png_lanes ipx_png_add_bytes(ipx_png_lanes x, ipx_png_lanes predictor) {
+    return _mm_and_si128(_mm_add_epi16(x, predictor), _mm_set1_epi16(0xFF));
+}
+
 /* A pixel's bytes in 16-bit lanes, read as 4 bytes whatever `bands` (one load: a 3-byte read assembled in
  * memory stalls on the store it is built by). The rows read so have a byte readable after them; with 3
  * bands the fourth lane holds the next pixel's first byte, which nothing stores. */
-static inline __attribute__((always_inline)) __m128i ipx_png_load_pixel(const uint8_t *p) {
+static inline __attribute__((always_inline)) ipx_png_lanes ipx_png_load_pixel(const uint8_t *p) {
     uint32_t word;
     memcpy(&word, p, 4);
     return _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)word), _mm_setzero_si128());
 }
 
-static inline __attribute__((always_inline)) void ipx_png_store_pixel(uint8_t *p, __m128i lanes, int bands) {
+static inline __attribute__((always_inline)) void ipx_png_store_pixel(uint8_t *p, ipx_png_lanes lanes, int bands) {
     uint32_t word = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(lanes, lanes));
     if (bands == 4) {
         memcpy(p, &word, 4);
@@ -73,6 +87,43 @@ static inline __attribute__((always_inline)) void ipx_png_store_pixel(uint8_t *p
         p[2] = (uint8_t)(word >> 16);
     }
 }
+#else
+/* The portable twin (aarch64 and any other target, and x86 built with IPX_PORTABLE_KERNELS): the same
+ * lanes and the same integer steps in GCC/clang vector extensions (NEON on aarch64). Lanes hold 0..255 and
+ * differences of them, so 16 bits never overflow and every step is exact: the same bytes as SSE2. */
+typedef int16_t ipx_png_lanes __attribute__((vector_size(8)));
+
+/* |x| in each lane. */
+static inline ipx_png_lanes ipx_png_abs(ipx_png_lanes x) {
+    ipx_png_lanes negative = x >> 15;
+    return (x ^ negative) - negative;
+}
+
+static inline ipx_png_lanes ipx_png_paeth(ipx_png_lanes a, ipx_png_lanes b, ipx_png_lanes c) {
+    ipx_png_lanes b_c = b - c, a_c = a - c;
+    ipx_png_lanes pa = ipx_png_abs(b_c), pb = ipx_png_abs(a_c), pc = ipx_png_abs(b_c + a_c);
+    /* b where pb <= pc, else c; then a where pa <= min(pb, pc), else that (comparisons give all-ones lanes). */
+    ipx_png_lanes take_c = (ipx_png_lanes)(pb > pc);
+    ipx_png_lanes b_or_c = (b & ~take_c) | (c & take_c);
+    ipx_png_lanes smaller = (pb & ~take_c) | (pc & take_c);
+    ipx_png_lanes not_a = (ipx_png_lanes)(pa > smaller);
+    return (a & ~not_a) | (b_or_c & not_a);
+}
+
+static inline ipx_png_lanes ipx_png_zero(void) { return (ipx_png_lanes){0, 0, 0, 0}; }
+
+static inline ipx_png_lanes ipx_png_add_bytes(ipx_png_lanes x, ipx_png_lanes predictor) {
+    return (x + predictor) & (ipx_png_lanes){0xFF, 0xFF, 0xFF, 0xFF};
+}
+
+static inline __attribute__((always_inline)) ipx_png_lanes ipx_png_load_pixel(const uint8_t *p) {
+    return (ipx_png_lanes){p[0], p[1], p[2], p[3]};
+}
+
+static inline __attribute__((always_inline)) void ipx_png_store_pixel(uint8_t *p, ipx_png_lanes lanes, int bands) {
+    for (int k = 0; k < bands; k++) p[k] = (uint8_t)lanes[k];
+}
+#endif
 
 /* One row's filter undone: `filtered` (the row's bytes after its filter byte) into `out`, with `prior` the
  * row above unfiltered (zeros for the first); both have a byte readable past `stride` (ipx_png_load_pixel).
@@ -97,12 +148,11 @@ static inline __attribute__((always_inline)) int ipx_png_unfilter_row_of(
         for (; i < stride; i++) out[i] = (uint8_t)(filtered[i] + ((out[i - (size_t)bands] + prior[i]) >> 1));
         return 0;
     case 4: {
-        const __m128i mask = _mm_set1_epi16(0xFF);
-        __m128i a = _mm_setzero_si128(), c = _mm_setzero_si128();
+        ipx_png_lanes a = ipx_png_zero(), c = ipx_png_zero();
         for (i = 0; i < stride; i += (size_t)bands) {
-            __m128i b = ipx_png_load_pixel(prior + i);
-            __m128i x = ipx_png_load_pixel(filtered + i);
-            __m128i value = _mm_and_si128(_mm_add_epi16(x, ipx_png_paeth(a, b, c)), mask);
+            ipx_png_lanes b = ipx_png_load_pixel(prior + i);
+            ipx_png_lanes x = ipx_png_load_pixel(filtered + i);
+            ipx_png_lanes value = ipx_png_add_bytes(x, ipx_png_paeth(a, b, c));
             ipx_png_store_pixel(out + i, value, bands);
             a = value;
             c = b;

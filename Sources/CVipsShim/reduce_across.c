@@ -1,5 +1,6 @@
 #include "vips_shim.h"
 #include "monotonic_clock.h"
+#include "platform.h"
 #include <math.h>
 #include <stdlib.h>
 
@@ -128,7 +129,14 @@ typedef int ipx_v4i __attribute__((vector_size(16)));
 static inline ipx_v4i ipx_across_levels(ipx_v4f sum) {
     const ipx_v4f zero = {0, 0, 0, 0}, top = {255, 255, 255, 255}, half = {0.5f, 0.5f, 0.5f, 0.5f};
     ipx_v4f value = sum + half;
+#if defined(__clang__)
     value = __builtin_elementwise_min(__builtin_elementwise_max(value, zero), top);
+#else
+    /* GCC has no elementwise min/max: the same clamp by masks (no NaN reaches here, so the same values). */
+    ipx_v4i above = value > zero, below = value < top;
+    value = (ipx_v4f)(((ipx_v4i)value & above) | ((ipx_v4i)zero & ~above));
+    value = (ipx_v4f)(((ipx_v4i)value & below) | ((ipx_v4i)top & ~below));
+#endif
     return __builtin_convertvector(value, ipx_v4i);
 }
 
@@ -153,7 +161,7 @@ static inline void ipx_across_store(ipx_v4f sum, VipsPel *q, int bands) {
    Two sums a pixel, so that each addition does not wait for the one before; the first tap goes to `odd`
    (it used to follow a tap of weight 0 at the front), so every sample is the same as before the taps of
    weight 0 were left out. */
-__attribute__((target_clones("avx2", "default")))
+IPX_CLONES_AVX2
 static void ipx_across_row(const struct ipx_across_plan *plan, const ipx_v4f *row, VipsPel *out, int bands) {
     const int taps = plan->taps;
     int x = 0;
@@ -247,7 +255,7 @@ typedef unsigned char ipx_v8u8 __attribute__((vector_size(8)));
  * into `sums` (started at 0 on the first pass): each sample's sum is built in a register, tap after tap
  * in their order, and stored once a pass. The same additions in the same order as adding the rows one at
  * a time into `sums`, so the same bytes, without a load and a store of every sum for every tap. */
-__attribute__((target_clones("avx2", "default")))
+IPX_CLONES_AVX2
 static void ipx_down_sum(float *restrict sums, const VipsPel *const *restrict rows, const float *restrict weights, int taps,
                          int samples, int first_pass) {
     int i = 0;
