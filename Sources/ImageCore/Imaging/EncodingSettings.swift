@@ -18,6 +18,10 @@ public struct EncodingSettings: Sendable, Equatable {
     /// Largest JPEG XL output in pixels (every frame): its encoder holds ~50 bytes a pixel. A larger
     /// `format=jxl` answer is a 422; `format=auto` answers WebP instead. Default 4194304 (2048×2048).
     public var jxlMaxPixels = 4_194_304
+    /// Largest AVIF output in pixels (every frame): libaom costs ~0.35-0.7 CPU-s a megapixel at effort 2
+    /// (``TransformCost``), so a 4096x4096 AVIF took 11.6 CPU-s. A larger `format=avif` answer is a 422;
+    /// `format=auto` answers WebP instead. Default 4194304 (2048×2048).
+    public var avifMaxPixels = 4_194_304
 
     /// The defaults.
     public init() {}

@@ -28,6 +28,8 @@ public struct ImageTransformer: Sendable {
     /// Longest side of any output, given or derived from the aspect ratio (`image.maxDimension`):
     /// every plan's box is held to it (``ResizeBox/bounded(toMaxDimension:for:)``).
     public var maxOutputDimension = 4096
+    /// Most CPU milliseconds a transform may be estimated to cost (``TransformCost``); 0: no limit.
+    public var maxTransformCpuMilliseconds = 0
     /// The memory all running transforms may reserve together (`image.maxTransformBytes`; 0: none),
     /// reserved by the transform pool's admission.
     public var maxTransformBytes: Int
@@ -67,6 +69,12 @@ public struct ImageTransformer: Sendable {
         /// Longest side of any output, given in the request or derived from the source's aspect ratio
         /// (`image.maxDimension`, which also bounds `w` and `h`). Default 4096.
         public var maxOutputDimension = 4096
+        /// Most CPU a transform may be estimated to cost before it starts, in milliseconds
+        /// (`image.maxTransformCpuMs`; ``TransformCost``: the decode and every encode `max_bytes` may
+        /// take, at rates measured per format); above it the request is a 422 naming the limit, before any
+        /// work. 0 = no limit. Default 5000: half the transform deadline, so that an estimate off by
+        /// 2x still ends in time.
+        public var maxTransformCpuMilliseconds = 5_000
 
         /// The defaults.
         public init() {}
@@ -81,6 +89,7 @@ public struct ImageTransformer: Sendable {
         textFont = settings.textFont
         allowJXLInput = settings.allowJXLInput
         maxOutputDimension = settings.maxOutputDimension
+        maxTransformCpuMilliseconds = settings.maxTransformCpuMilliseconds
         if allowJXLInput { Vips.allowJXLInput() }
     }
 
@@ -146,13 +155,16 @@ public struct ImageTransformer: Sendable {
         }
         var choice = choice
         var box = boundedBox(for: request, header: header, choice: choice)
-        if choice == .fixed(.jxl), box.estimatedOutputPixels(for: header) > encoding.jxlMaxPixels {
-            // libjxl holds ~50 bytes an output pixel: a negotiated JPEG XL becomes WebP, an asked-for one a 422.
-            guard request.format == .auto else { throw .outputTooLarge(format: "jxl", limit: encoding.jxlMaxPixels) }
+        for (capped, limit) in [(OutputFormat.jxl, encoding.jxlMaxPixels), (.avif, encoding.avifMaxPixels)]
+        where choice == .fixed(capped) && box.estimatedOutputPixels(for: header) > limit {
+            // libjxl holds ~50 bytes an output pixel, libaom costs seconds a megapixel: a negotiated JPEG XL
+            // or AVIF becomes WebP, an asked-for one a 422.
+            guard request.format == .auto else { throw .outputTooLarge(format: capped.rawValue, limit: limit) }
             choice = .fixed(.webp)
             box = boundedBox(for: request, header: header, choice: choice)
         }
         let format = SourceFormat(sniffing: source)
+        try checkCost(of: request, header: header, box: box, choice: choice, source: format)
         // The encoder's own buffers (AVIF's above all) and a watermark's are part of the working set too.
         let extraBytes = EncoderWorkingSet.bytes(for: choice, pixels: box.estimatedOutputPixels(for: header))
             + (request.watermark == nil ? 0 : overlay.map(OverlayStep.workingSetBytes(of:)) ?? 0)
@@ -499,6 +511,37 @@ public struct ImageTransformer: Sendable {
             steps.append(TextStep(overlay: text, font: textFont))
         }
         return steps
+    }
+
+    /// The CPU the transform is estimated to cost (``TransformCost``): the decode at the plan's scale and
+    /// every encode of the output.
+    func cost(of request: ImageRequest, header: SourceHeader, box: ResizeBox, choice: FormatChoice, source: SourceFormat?)
+        -> TransformCost
+    {
+        let output: OutputFormat
+        switch choice {
+        case .fixed(let fixed): output = fixed
+        case .jpegOrPNG: output = header.hasAlpha ? .png : .jpeg
+        }
+        let shrink = source == .jpeg ? box.coverBoxFitted(to: header).jpegShrink(for: header) : 1
+        let frames = max(1, min(box.frames, header.frames))
+        let decoded = header.width / shrink * (header.height / shrink) * frames
+        let encodes = request.maxBytes != nil && SizeTargetEncoder.applies(to: output) ? SizeTargetEncoder.maxEncodes : 1
+        return TransformCost(
+            source: source, decodedPixels: decoded, format: output, outputPixels: box.estimatedOutputPixels(for: header),
+            encodes: encodes)
+    }
+
+    /// Refuses a plan whose ``cost(of:header:box:choice:source:)`` is over ``maxTransformCpuMilliseconds``.
+    /// - Throws: ``ImagingError/tooExpensive(estimateMilliseconds:limitMilliseconds:)``.
+    func checkCost(of request: ImageRequest, header: SourceHeader, box: ResizeBox, choice: FormatChoice, source: SourceFormat?)
+        throws(ImagingError)
+    {
+        guard maxTransformCpuMilliseconds > 0 else { return }
+        let estimate = cost(of: request, header: header, box: box, choice: choice, source: source).milliseconds
+        guard estimate <= maxTransformCpuMilliseconds else {
+            throw .tooExpensive(estimateMilliseconds: estimate, limitMilliseconds: maxTransformCpuMilliseconds)
+        }
     }
 
     /// The box of `request` for a source with `header`, every side held to ``maxOutputDimension``: the

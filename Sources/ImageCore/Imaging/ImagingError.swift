@@ -26,11 +26,14 @@ public enum ImagingError: ReportableError, Equatable {
     case textNotDrawable
     /// The source's format is turned off (JPEG XL input, `image.allowJXLInput`).
     case formatDisabled(format: String, key: String)
+    /// The transform's estimated CPU is above `image.maxTransformCpuMs` (refused before any work).
+    case tooExpensive(estimateMilliseconds: Int, limitMilliseconds: Int)
 
     public var kind: FailureKind {
         switch self {
         case .unsupportedFormat, .formatDisabled: .unsupportedSource
-        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside, .badOverlay, .outputTooLarge, .textNotDrawable:
+        case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside, .badOverlay, .outputTooLarge, .textNotDrawable,
+            .tooExpensive:
             .unusableSource
         case .memoryBudgetBusy: .busy
         case .processingFailed: .internalFailure
@@ -47,6 +50,9 @@ public enum ImagingError: ReportableError, Equatable {
         case .outputTooLarge(let format, let limit): "a \(format) output may have at most \(limit) pixels; ask for a smaller size or another format"
         case .textNotDrawable: "text cannot be drawn on this output: it wraps into too many lines; use a smaller text_size, shorter text or a wider output"
         case .formatDisabled(let format, let key): "\(format) sources are turned off on this service (\(key))"
+        case .tooExpensive(let estimate, let limit):
+            "this transform would take about \(estimate) ms of CPU, above this service's limit of \(limit) ms (image.maxTransformCpuMs); "
+                + "ask for a smaller size, a cheaper format (JPEG, WebP) or no max_bytes"
         case .tooManyPixels(let limit): "source image has more than \(limit) pixels"
         case .tooManyScans(let limit): "source JPEG has more than \(limit) scans"
         case .tooManyFrames(let limit): "source animation has more than \(limit) frames"
@@ -71,6 +77,7 @@ public enum ImagingError: ReportableError, Equatable {
         case .outputTooLarge: "output_too_large"
         case .textNotDrawable: "bad_request"
         case .formatDisabled: "unsupported_format"
+        case .tooExpensive: "too_expensive"
         }
     }
 }

@@ -2,12 +2,15 @@
 /// size follows their quality (JPEG, WebP, AVIF; PNG and GIF are encoded once and ignore it).
 ///
 /// A bounded search, at most ``maxEncodes`` encodes: the requested (or default) quality first; when that
-/// is too large, a bisection of the qualities below it. The answer is the highest quality tried that
+/// is too large, a bisection of the qualities below it, or, when it is more than ``farOverFactor`` times
+/// too large, quality 1 first, which ends the search at once when it does not fit either. The answer is the highest quality tried that
 /// fits, so it is the highest that fits within the search's steps. When none fits, the smallest output
 /// tried (the lowest quality) is answered, marked as not fitting.
 struct SizeTargetEncoder {
     /// Encodes at most.
     static let maxEncodes = 6
+    /// A first encode more than this many times the budget is "far over": the lowest quality is tried next.
+    static let farOverFactor = 2
 
     let budget: Int
     let startQuality: Int
@@ -28,6 +31,21 @@ struct SizeTargetEncoder {
         var best: EncodedImage?
         var smallest = first
         var low = 1, high = startQuality - 1, encodes = 1
+        if first.bytes.count > budget * Self.farOverFactor, low <= high {
+            // Far over: the lowest quality next. Sizes fall with quality, so when even it does not fit,
+            // nothing will: answered at once, not after the whole search (issue #56: six AVIF encodes of a
+            // 4096 px image ran to the deadline on a target the first encode had shown out of reach).
+            var lowest = try encode(low)
+            lowest.chosenQuality = low
+            encodes += 1
+            guard lowest.bytes.count <= budget else {
+                var answer = lowest.bytes.count < first.bytes.count ? lowest : first
+                answer.fitsSizeTarget = false
+                return answer
+            }
+            best = lowest
+            low += 1
+        }
         while low <= high, encodes < Self.maxEncodes {
             let quality = (low + high) / 2
             var attempt = try encode(quality)

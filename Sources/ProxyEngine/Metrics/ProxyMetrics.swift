@@ -262,7 +262,7 @@ public final class ProxyMetrics: Sendable {
     static let knownRejectionReasons = [
         "bad_overlay", "bad_request", "bad_signature", "client_closed", "crop_outside", "deadline", "memory_budget_busy", "not_cached",
         "origin_failure", "origin_timeout", "output_too_large", "overloaded", "processing_failed", "source_not_found", "source_refused",
-        "source_too_large", "too_many_frames", "too_many_pixels", "too_many_scans", "transform_timeout", "undecodable",
+        "source_too_large", "too_expensive", "too_many_frames", "too_many_pixels", "too_many_scans", "transform_timeout", "undecodable",
         "unsupported_format",
     ]
 

@@ -110,6 +110,8 @@ extension ProxyConfiguration {
         .integer("image.jxlQuality", 1...100, \.image.transformer.encoding.jxlQuality),
         .integer("image.jxlEffort", 3...9, \.image.transformer.encoding.jxlEffort),
         .integer("image.jxlMaxPixels", 1...(1 << 28), \.image.transformer.encoding.jxlMaxPixels),
+        .integer("image.avifMaxPixels", 1...(1 << 28), \.image.transformer.encoding.avifMaxPixels),
+        .integer("image.maxTransformCpuMs", 0...600_000, \.image.transformer.maxTransformCpuMilliseconds),
         .boolean("image.allowJXLInput", \.image.transformer.allowJXLInput),
         .choice("image.colour", "one of srgb, keep", \.image.colour),
         .integer("http.staleWhileRevalidate", 0...31_536_000, \.http.staleWhileRevalidate),

@@ -1,0 +1,45 @@
+/// The CPU a transform will cost, estimated from the header and the plan before any work (issue #56): the
+/// decode at the plan's scale and every encode the output may take (`max_bytes` up to
+/// ``SizeTargetEncoder/maxEncodes``), at per-format rates kept here with their measurement. A plan over
+/// `image.maxTransformCpuMs` is a 422 naming the limit, so that no request buys seconds of CPU and no
+/// work is thrown away at the deadline.
+///
+/// Rates, in CPU milliseconds a megapixel, are twice what libvips 8.14 took on this project's machine
+/// kind (2-core AMD EPYC VM, `VIPS_CONCURRENCY=1`, `vips copy` of 2048x2048 RGB Gaussian noise, the worst
+/// case for every encoder; user + system time): JPEG q80 12, WebP q80 126, AVIF q55 effort 2 355,
+/// JPEG XL q75 effort 4 57, PNG level 6 195, GIF 143; PNG decode 19. Twice, because a 2-core Intel Xeon VM
+/// of the same kind took about twice as long for AVIF (issue #56's table: 11.6 CPU-s for a 4096x4096 AVIF,
+/// 0.69 s a megapixel).
+public struct TransformCost: Sendable, Equatable {
+    /// Estimated CPU milliseconds.
+    public var milliseconds: Int
+
+    /// Encode cost in CPU milliseconds a megapixel of output.
+    static func encodeRate(_ format: OutputFormat) -> Double {
+        switch format {
+        case .jpeg: 25
+        case .webp: 250
+        case .avif: 700
+        case .jxl: 120
+        case .png: 400
+        case .gif: 300
+        }
+    }
+
+    /// Decode cost in CPU milliseconds a megapixel decoded: libjpeg, libspng/our PNG decoder, libwebp and
+    /// giflib at about 40; libheif (HEIC, AVIF) and libjxl several times that.
+    static func decodeRate(_ format: SourceFormat?) -> Double {
+        switch format {
+        case .heic, .avif, .jxl: 200
+        default: 40
+        }
+    }
+
+    /// The estimate for decoding `decodedPixels` of a `source` file and encoding `outputPixels` as
+    /// `format` `encodes` times.
+    init(source: SourceFormat?, decodedPixels: Int, format: OutputFormat, outputPixels: Int, encodes: Int) {
+        let decode = Double(max(0, decodedPixels)) / 1_000_000 * Self.decodeRate(source)
+        let encode = Double(max(0, outputPixels)) / 1_000_000 * Self.encodeRate(format) * Double(max(1, encodes))
+        milliseconds = Int(min(decode + encode, 1e12).rounded(.up))
+    }
+}
