@@ -46,4 +46,30 @@ import TestSupport
             }
         }
     }
+
+    /// A variant that failed for a limit is remembered: its replay costs no transform (issue #56), and a
+    /// purge of the source forgets it.
+    @Test func aReplayOfAVariantThatFailedForALimitCostsNoWork() async throws {
+        try await withFixturesAndRuntime(["/big.jpg": .jpeg(Self.source)], configure: {
+            $0.image.transformer.maxTransformMilliseconds = 1
+            $0.fetch.maxSourceBytes = 32 << 20
+            $0.cache.adminToken = "failures"
+        }) { runtime, base in
+            let port = try #require(runtime.listeningPort.value)
+            let source = (base + "/big.jpg").addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let path = "/img?url=\(source)&w=3000&format=webp"
+            let first = try await httpRequest(port: port, path: path)
+            #expect(first.status == 503, "the 1 ms deadline stops the transform: \(first.status)")
+            #expect(runtime.pipeline.transformFailures.count == 1)
+            let cpuBefore = HostileSourceTests.processCPUSeconds()
+            let started = ContinuousClock.now
+            let replay = try await httpRequest(port: port, path: path)
+            #expect(replay.status == 503 && String(decoding: replay.body, as: UTF8.self).contains("longer than 1 ms"))
+            #expect(ContinuousClock.now - started < .milliseconds(500), "answered from memory")
+            #expect(HostileSourceTests.processCPUSeconds() - cpuBefore < 0.2, "no transform ran again")
+            let purge = try await httpRequest(port: port, path: "/cache?url=\(source)", method: "DELETE", headers: ["Authorization": "Bearer failures"])
+            #expect(purge.status == 200)
+            #expect(runtime.pipeline.transformFailures.count == 0, "a purge of the source forgets its failures")
+        }
+    }
 }

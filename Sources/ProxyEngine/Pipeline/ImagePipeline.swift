@@ -63,6 +63,8 @@ public final class ImagePipeline: Sendable {
     let transforms: PriorityWorkQueue<Produced>
     /// Watermark images in hand, with their identities.
     let overlayImages = OverlayImages()
+    /// Variants whose transform failed for a limit, answered again without the work for a while.
+    public let transformFailures = TransformFailureCache(lifetime: 60)
 
     /// A variant made (or refreshed) by the shared part of the path.
     struct Produced: Sendable {
@@ -196,14 +198,23 @@ public final class ImagePipeline: Sendable {
         let overlayBytes = overlay?.bytes
         let overlaySourceKey = request.watermark.map { sourceKeys.key(for: $0.source) }
         let transformer = self.transformer
+        // A replay of a variant that failed for a limit: the same answer, none of the work.
+        if let remembered = transformFailures.recall(key, now: now) { throw remembered }
+        let failures = transformFailures
         return try await shared(
             key: key, source: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings,
             priority: priority, memory: probe
         ) { original in
             let source = original.bytes
-            let (encoded, transformDuration) = try await self.pool.transform(
-                source, request: request, choice: choice, overlay: overlayBytes, with: transformer, requestID: timings.requestID,
-                sourceIdentity: DecodedSourceCache.identity(sourceKey: sourceKey, bytes: source))
+            let (encoded, transformDuration): (EncodedImage, Duration)
+            do {
+                (encoded, transformDuration) = try await self.pool.transform(
+                    source, request: request, choice: choice, overlay: overlayBytes, with: transformer, requestID: timings.requestID,
+                    sourceIdentity: DecodedSourceCache.identity(sourceKey: sourceKey, bytes: source))
+            } catch let error as ImagingError {
+                failures.remember(error, key: key, sourceKey: sourceKey)
+                throw error
+            }
             self.metrics.recordTransform(
                 format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
             if let quality = encoded.chosenQuality {

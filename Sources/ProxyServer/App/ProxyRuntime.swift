@@ -129,12 +129,14 @@ public final class ProxyRuntime: Service, Sendable {
     func purgeLocally(sourceKey: String) async -> Int {
         guard sourceKey != SharedTier.everything else {
             negativeCache.forgetAll()
+            pipeline.transformFailures.forgetAll()
             let overlays = pipeline.forgetOverlayImages()
             let fromMemory = memoryCache.purgeAll() + overlays
             await diskCache.waitForPendingWrites()
             return fromMemory + (await diskCache.purgeAll())
         }
         negativeCache.forget(sourceKey)
+        pipeline.transformFailures.forget(sourceKey: sourceKey)
         // A watermark image's URL: its bytes in hand, and (by the index) every variant that drew it.
         let overlay = pipeline.forgetOverlayImage(sourceKey: sourceKey) ? 1 : 0
         let fromMemory = memoryCache.purge(sourceKey: sourceKey) + overlay
