@@ -103,6 +103,46 @@ import Testing
         let third = state.nextToStart(preferring: { $0 == "c" })?.key
         #expect(third == "b")
     }
+
+    /// One source host's burst holds at most its share of the slots while another host's job waits
+    /// (issue #56), and uses every slot when it is alone.
+    @Test func aTenantAtItsShareWaitsWhileAnotherTenantsJobWaits() {
+        var state = WorkQueueState(slots: 4, maxQueued: 100, maxRunningPerTenant: 2)
+        // Alone, the attacker's host takes every slot (nothing else waits: no slot idles).
+        for index in 0..<4 {
+            guard case .start(_, _) = state.join(key: "a\(index)", priority: .high, tenant: "attacker.example") else {
+                Issue.record("a\(index) starts at once")
+                return
+            }
+        }
+        #expect(state.running(tenant: "attacker.example") == 4)
+        for index in 4..<20 { _ = state.join(key: "a\(index)", priority: .high, tenant: "attacker.example") }
+        _ = state.join(key: "page1", priority: .high, tenant: "www.example.com")
+        _ = state.join(key: "page2", priority: .high, tenant: "www.example.com")
+        // Every slot that frees goes to the other host until the attacker is down to its share.
+        var started: [String] = []
+        for index in 0..<4 {
+            let key = "a\(index)"
+            _ = state.finish(key: key, job: state.job(for: key)!.id)
+            while let next = state.nextToStart() { started.append(next.key) }
+        }
+        #expect(Array(started.prefix(2)) == ["page1", "page2"], "\(started)")
+        #expect(state.running(tenant: "www.example.com") == 2)
+        #expect(state.running(tenant: "attacker.example") == 2, "the attacker keeps its share")
+        // With the other host's jobs done, the attacker's backlog uses the freed slots again.
+        for key in ["page1", "page2"] {
+            _ = state.finish(key: key, job: state.job(for: key)!.id)
+            while state.nextToStart() != nil {}
+        }
+        #expect(state.running(tenant: "attacker.example") == 4 && state.runningCount == 4)
+        // An abandoned running job gives its tenant's count back when it finishes.
+        var alone = WorkQueueState(slots: 2, maxQueued: 4, maxRunningPerTenant: 1)
+        guard case .start(let job, let waiter) = alone.join(key: "x", priority: .high, tenant: "h") else { return }
+        #expect(alone.leave(key: "x", waiter: waiter) == .abandonedRunning(job))
+        #expect(alone.running(tenant: "h") == 1, "it still runs")
+        _ = alone.finish(key: "x", job: job)
+        #expect(alone.running(tenant: "h") == 0 && alone.runningCount == 0)
+    }
 }
 
 extension WorkQueueState.JoinResult {
@@ -110,5 +150,4 @@ extension WorkQueueState.JoinResult {
         if case .start = self { return true }
         return false
     }
-
 }

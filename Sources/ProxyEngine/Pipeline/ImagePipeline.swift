@@ -82,10 +82,15 @@ public final class ImagePipeline: Sendable {
         public var maxPending: Int
         public var order: WorkQueueState.Order
 
-        public init(downloadSlots: Int = 16, maxPending: Int = 256, order: WorkQueueState.Order = .fifo) {
+        /// The share of the transform slots one source host may hold while another host's transform
+        /// waits (0...1; 1: no share). Default 0.5.
+        public var sourceHostShare: Double
+
+        public init(downloadSlots: Int = 16, maxPending: Int = 256, order: WorkQueueState.Order = .fifo, sourceHostShare: Double = 0.5) {
             self.downloadSlots = downloadSlots
             self.maxPending = maxPending
             self.order = order
+            self.sourceHostShare = sourceHostShare
         }
     }
 
@@ -107,6 +112,9 @@ public final class ImagePipeline: Sendable {
             onJoin: { metrics.recordDedupJoin(.fetch) })
         transforms = PriorityWorkQueue(
             slots: pool.admissionCandidates, maxQueued: queues.maxPending, order: queues.order, abortsAbandonedJobs: false,
+            // One source host's burst (an attacker's URLs on one host) holds at most its share of the slots while
+            // another host's transform waits.
+            maxRunningPerTenant: max(1, Int((Double(pool.admissionCandidates) * min(1, max(0, queues.sourceHostShare))).rounded(.down))),
             observer: { metrics.recordStage(.transform, waiting: $0, running: $1, waited: $2) },
             onJoin: { metrics.recordDedupJoin(.transform) },
             // One decode for a srcset: a waiting variant whose source's decode is kept goes first (a few
@@ -269,7 +277,9 @@ public final class ImagePipeline: Sendable {
             return outcome(made, tier: .memory, conditions, timings)
         }
         let started = ContinuousClock.now
-        let produced = try await transforms.run(key: flightKey, priority: priority, mayShed: false, group: sourceKey) {
+        let produced = try await transforms.run(
+            key: flightKey, priority: priority, mayShed: false, group: sourceKey, tenant: source.host
+        ) {
             try await make(original)
         }
         timings.record("queue", ContinuousClock.now - started - produced.transformDuration)

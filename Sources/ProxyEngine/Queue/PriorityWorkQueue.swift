@@ -47,12 +47,13 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
     ///   - prefers: whether waiting jobs of a group go first (``WorkQueueState/nextToStart(preferring:)``);
     ///     asked under the queue's lock, so it must not call back into the queue.
     init(
-        slots: Int, maxQueued: Int, order: WorkQueueState.Order, abortsAbandonedJobs: Bool,
+        slots: Int, maxQueued: Int, order: WorkQueueState.Order, abortsAbandonedJobs: Bool, maxRunningPerTenant: Int? = nil,
         observer: @escaping @Sendable (_ waiting: Int, _ running: Int, _ waited: Duration?) -> Void = { _, _, _ in },
         onJoin: @escaping @Sendable () -> Void = {},
         prefers: @escaping @Sendable (String) -> Bool = { _ in false }
     ) {
-        storage = Mutex(Storage(state: WorkQueueState(slots: slots, maxQueued: maxQueued, order: order)))
+        storage = Mutex(
+            Storage(state: WorkQueueState(slots: slots, maxQueued: maxQueued, order: order, maxRunningPerTenant: maxRunningPerTenant)))
         self.abortsAbandonedJobs = abortsAbandonedJobs
         self.observer = observer
         self.onJoin = onJoin
@@ -77,10 +78,11 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
     /// - Throws: ``QueueFullError`` when a new job does not fit (only when `mayShed`), `CancellationError` when the calling
     ///   task is cancelled while it waits, or what `operation` threw.
     func run(
-        key: String, priority: Priority, mayShed: Bool = true, group: String? = nil, _ operation: @escaping Operation
+        key: String, priority: Priority, mayShed: Bool = true, group: String? = nil, tenant: String? = nil,
+        _ operation: @escaping Operation
     ) async throws -> Value {
         // With an operation there is always a result (or an error).
-        try await enqueue(key: key, priority: priority, mayShed: mayShed, group: group, operation)!
+        try await enqueue(key: key, priority: priority, mayShed: mayShed, group: group, tenant: tenant, operation)!
     }
 
     /// The result of the job for `key` when one is waiting or running (joining it), nil at once otherwise.
@@ -89,7 +91,7 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
     }
 
     private func enqueue(
-        key: String, priority: Priority, mayShed: Bool, group: String? = nil, _ operation: Operation?
+        key: String, priority: Priority, mayShed: Bool, group: String? = nil, tenant: String? = nil, _ operation: Operation?
     ) async throws -> Value? {
         let token = storage.withLock { storage in
             defer { storage.nextToken += 1 }
@@ -104,7 +106,7 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
                         storage.callers[token] = nil
                         return .success(nil)
                     }
-                    let joined = storage.state.join(key: key, priority: priority, mayShed: mayShed, group: group)
+                    let joined = storage.state.join(key: key, priority: priority, mayShed: mayShed, group: group, tenant: tenant)
                     switch joined {
                     case .rejected:
                         return .failure(QueueFullError())

@@ -9,6 +9,9 @@ import ImageCore
 ///   a waiting job of a preferred group (e.g. a source whose decode is kept) may start before the jobs ahead
 ///   of it, each of which it passes at most ``maxPasses`` times in all;
 /// - at most `maxQueued` jobs wait for a slot; a new job beyond that is refused (joining is always allowed);
+/// - a tenant (a source host) runs at most `maxRunningPerTenant` jobs while another tenant's job waits: a
+///   waiting job of a tenant at its share starts only when no job of a tenant under its share waits (so no
+///   slot idles, and one host's burst cannot hold every slot while others wait);
 /// - a waiting job whose last waiter leaves is removed; a running one is reported as abandoned, and
 ///   keeps its slot until it reports that it finished.
 ///
@@ -45,6 +48,8 @@ public struct WorkQueueState: Sendable {
         var running: Bool
         /// What the job's work shares with other jobs' (a source), for ``nextToStart(preferring:)``.
         let group: String?
+        /// Who the job is for, for the per-tenant share (``maxRunningPerTenant``); nil counts as no tenant.
+        var tenant: String? = nil
         /// How many times a preferred job behind this one started before it.
         var passed = 0
     }
@@ -78,10 +83,14 @@ public struct WorkQueueState: Sendable {
     public let slots: Int
     public let maxQueued: Int
     public let order: Order
+    /// Jobs one tenant may run while another tenant's job waits (``slots`` by default: no share).
+    public let maxRunningPerTenant: Int
 
     private var jobsByKey: [String: Job] = [:]
-    /// Running jobs whose waiters all left; they hold a slot until they finish.
-    private var abandoned: Set<JobID> = []
+    /// Running jobs whose waiters all left, with their tenant; they hold a slot until they finish.
+    private var abandoned: [JobID: String?] = [:]
+    /// Running jobs per tenant.
+    private var runningByTenant: [String: Int] = [:]
     private var nextJob: JobID = 0
     private var nextWaiter: WaiterID = 0
     private var nextSequence = 0
@@ -91,16 +100,21 @@ public struct WorkQueueState: Sendable {
     /// - Parameters:
     ///   - slots: jobs running at once (at least 1).
     ///   - maxQueued: jobs waiting for a slot at most (0 refuses every job that cannot start at once).
-    public init(slots: Int, maxQueued: Int, order: Order = .fifo) {
+    ///   - maxRunningPerTenant: jobs one tenant may run while another's waits (default: all the slots).
+    public init(slots: Int, maxQueued: Int, order: Order = .fifo, maxRunningPerTenant: Int? = nil) {
         self.slots = max(1, slots)
         self.maxQueued = max(0, maxQueued)
         self.order = order
+        self.maxRunningPerTenant = max(1, min(self.slots, maxRunningPerTenant ?? self.slots))
     }
 
     /// Adds a waiter for `key`: joins the job for `key`, or creates one. With `mayShed` false a new
     /// job is queued even beyond `maxQueued` (for work already accepted at an earlier stage).
     /// `group`: what the job's work shares with other jobs' (``nextToStart(preferring:)``).
-    public mutating func join(key: String, priority: Priority, mayShed: Bool = true, group: String? = nil) -> JoinResult {
+    /// `tenant`: who the job is for (``maxRunningPerTenant``).
+    public mutating func join(
+        key: String, priority: Priority, mayShed: Bool = true, group: String? = nil, tenant: String? = nil
+    ) -> JoinResult {
         if var job = jobsByKey[key] {
             let waiter = makeWaiterID()
             job.waiters[waiter] = priority
@@ -113,12 +127,13 @@ public struct WorkQueueState: Sendable {
         let waiter = makeWaiterID()
         let job = Job(
             id: nextJob, key: key, waiters: [waiter: priority], priority: priority, sequence: nextSequence, running: canStart,
-            group: group)
+            group: group, tenant: tenant)
         nextJob += 1
         nextSequence += 1
         jobsByKey[key] = job
         if canStart {
             runningCount += 1
+            countRunning(tenant, by: 1)
             return .start(job.id, waiter)
         }
         waitingCount += 1
@@ -135,7 +150,7 @@ public struct WorkQueueState: Sendable {
         }
         jobsByKey[key] = nil
         if job.running {
-            abandoned.insert(job.id)
+            abandoned[job.id] = job.tenant
             return .abandonedRunning(job.id)
         }
         waitingCount -= 1
@@ -146,10 +161,29 @@ public struct WorkQueueState: Sendable {
     /// then call ``nextToStart()`` until it returns nil.
     public mutating func finish(key: String, job id: JobID) -> [WaiterID] {
         runningCount -= 1
-        if abandoned.remove(id) != nil { return [] }
+        if let tenant = abandoned.removeValue(forKey: id) {
+            countRunning(tenant, by: -1)
+            return []
+        }
         guard let job = jobsByKey[key], job.id == id else { return [] }
         jobsByKey[key] = nil
+        countRunning(job.tenant, by: -1)
         return Array(job.waiters.keys)
+    }
+
+    /// Jobs `tenant` runs now.
+    public func running(tenant: String) -> Int { runningByTenant[tenant] ?? 0 }
+
+    private mutating func countRunning(_ tenant: String?, by change: Int) {
+        guard let tenant else { return }
+        let count = (runningByTenant[tenant] ?? 0) + change
+        runningByTenant[tenant] = count > 0 ? count : nil
+    }
+
+    /// Whether a waiting job's tenant is under its share (no tenant: always).
+    private func isUnderShare(_ job: Job) -> Bool {
+        guard let tenant = job.tenant else { return true }
+        return (runningByTenant[tenant] ?? 0) < maxRunningPerTenant
     }
 
     /// The waiting job to start next when a slot is free: highest priority, then by ``Order``; but the
@@ -161,8 +195,18 @@ public struct WorkQueueState: Sendable {
         func goesBefore(_ job: Job, _ other: Job) -> Bool {
             order == .fifo ? job.sequence < other.sequence : job.sequence > other.sequence
         }
+        // Jobs of tenants at their share wait while a job of a tenant under its share waits.
+        var shareLimits = false
+        if maxRunningPerTenant < slots {
+            var anyUnder = false, anyOver = false
+            for job in jobsByKey.values where !job.running {
+                if isUnderShare(job) { anyUnder = true } else { anyOver = true }
+            }
+            shareLimits = anyUnder && anyOver
+        }
+        func eligible(_ job: Job) -> Bool { !job.running && (!shareLimits || isUnderShare(job)) }
         var first: Job?
-        for job in jobsByKey.values where !job.running {
+        for job in jobsByKey.values where eligible(job) {
             guard let best = first else {
                 first = job
                 continue
@@ -175,7 +219,7 @@ public struct WorkQueueState: Sendable {
         var chosen = head
         if head.passed < Self.maxPasses, !(head.group.map(preferred) ?? false) {
             var preferredJob: Job?
-            for job in jobsByKey.values where !job.running && job.priority == head.priority {
+            for job in jobsByKey.values where eligible(job) && job.priority == head.priority {
                 guard let group = job.group, preferredJob.map({ goesBefore(job, $0) }) ?? true, preferred(group) else { continue }
                 preferredJob = job
             }
@@ -191,6 +235,7 @@ public struct WorkQueueState: Sendable {
         jobsByKey[job.key] = job
         waitingCount -= 1
         runningCount += 1
+        countRunning(job.tenant, by: 1)
         return (job.key, job.id)
     }
 

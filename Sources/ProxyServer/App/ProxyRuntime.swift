@@ -87,7 +87,7 @@ public final class ProxyRuntime: Service, Sendable {
             sourceKeys: sourceKeys, allowAutoAVIF: configuration.image.autoAVIF, metrics: metrics,
             queues: .init(
                 downloadSlots: configuration.fetch.concurrency, maxPending: configuration.queue.maxPending,
-                order: configuration.queue.order),
+                order: configuration.queue.order, sourceHostShare: Double(configuration.queue.sourceHostSharePercent) / 100),
             originalAdmission: OriginalAdmission(policy: configuration.cache.storeOriginals), sharedTier: sharedTier,
             allowAutoJXL: configuration.image.autoJXL)
         transformPool.start()

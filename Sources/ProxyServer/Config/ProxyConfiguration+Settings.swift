@@ -14,6 +14,7 @@ extension ProxyConfiguration {
         .integer("queue.maxPending", 1...1_000_000, \.queue.maxPending),
         .choice("queue.order", "one of fifo, lifo", \.queue.order),
         .integer("queue.requestTimeoutMs", 100...600_000, \.queue.requestTimeoutMilliseconds),
+        .integer("queue.sourceHostSharePercent", 1...100, \.queue.sourceHostSharePercent),
         .integer("server.headerTimeoutMs", 100...600_000, \.server.headerTimeoutMilliseconds),
         .integer("server.idleTimeoutMs", 100...3_600_000, \.server.idleTimeoutMilliseconds),
         .integer("server.maxConnections", 1...1_000_000, \.server.maxConnections),

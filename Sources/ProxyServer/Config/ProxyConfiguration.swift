@@ -109,6 +109,10 @@ public struct ProxyConfiguration: Sendable, Equatable {
         /// Milliseconds a request may take in all (queue, download, transform), then 504.
         /// Key `queue.requestTimeoutMs`, default 15000.
         public var requestTimeoutMilliseconds = 15_000
+        /// The share, in percent, of the transform slots one source host may hold while another host's
+        /// transform waits (100: no share). Work-conserving: alone, a host uses every slot. Key
+        /// `queue.sourceHostSharePercent`, default 50.
+        public var sourceHostSharePercent = 50
         public init() {}
     }
 
