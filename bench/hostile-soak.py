@@ -10,11 +10,19 @@ new source URL (a miss: download, decode, encode), from 4 clients on loopback:
             (thousands of scans behind stray bytes, fill bytes and restart markers; 154 valid scans; a PNG
             declaring 10^9 pixels)
 
-It fails (exit 1) when the process dies, answers a 5xx other than 503/504, its CPU per request drifts
+With --attack (issue #56) it runs the expensive-output attack instead: one ordinary client (photos at
+srcset widths) alone for a third of the time, then beside attacker clients asking a 4096x4096 noisy JPEG
+for the costliest outputs (AVIF and WebP at 4096 px, JPEG XL at 2048 px, unreachable max_bytes), each with
+a fresh q so that nothing is shared, then the attacker alone (one client, to measure CPU per expensive
+request). It fails when the ordinary client's p99 with the attack passes 2x its p99 without, the ordinary
+client gets a 5xx, an expensive request costs more server CPU than image.maxTransformCpuMs (5000 ms), the
+process dies, or its RSS passes the memory tier + 200 MB.
+
+Without --attack it fails (exit 1) when the process dies, answers a 5xx other than 503/504, its CPU per request drifts
 upward (the last two minutes above 1.5x the first two, per class mix), or its RSS passes the memory tier
 (cache.memoryBytes, 256 MiB) + 200 MB. Figures go to stdout as JSON and to bench/results/.
 
-  python3 bench/hostile-soak.py [--seconds 600] [--binary PATH] [--clients 4]
+  python3 bench/hostile-soak.py [--seconds 600] [--binary PATH] [--clients 4] [--attack]
 
 Needs nginx and the vips command line (libvips-tools); the binary defaults to this checkout's release build.
 """
@@ -227,14 +235,180 @@ class Soak:
         return samples, died, peak
 
 
+ATTACK_QUERIES = [
+    "w=4096&format=avif", "w=4096&format=avif&max_bytes=1024", "w=4096&format=webp&max_bytes=1024",
+    "w=2048&format=jxl&max_bytes=1024", "w=4096&format=jpeg&max_bytes=1024", "w=4096&format=webp", "w=4096&format=png",
+]
+CPU_BUDGET_MS = 5000
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as file:
+        for line in file:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else None
+
+
+class Attack:
+    """The expensive-output attack beside ordinary traffic (--attack)."""
+
+    def __init__(self, args, classes, ours):
+        self.args, self.classes, self.ours = args, classes, ours
+        self.lock = threading.Lock()
+        self.counter = 0
+        self.stop_attack = threading.Event()
+        self.stop_ordinary = threading.Event()
+        self.ordinary = []  # (phase, seconds, status)
+        self.attacks = []  # (phase, query, seconds, status)
+        self.phase = "alone"
+
+    def unique(self):
+        with self.lock:
+            self.counter += 1
+            return self.counter
+
+    def ordinary_client(self):
+        rng = random.Random(7)
+        while not self.stop_ordinary.is_set():
+            name = rng.choice(self.classes["ordinary"])
+            width, fmt = rng.choice([320, 480, 640, 828, 1080]), rng.choice(["jpeg", "webp", "auto"])
+            source = f"http://127.0.0.1:{ORIGIN_PORT}/u/{self.unique()}/{name}"
+            path = sign(f"/img?url={urllib.parse.quote(source, safe='')}&w={width}&format={fmt}")
+            started = time.time()
+            try:
+                status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}", timeout=60)
+            except Exception:
+                status = 0
+            with self.lock:
+                self.ordinary.append((self.phase, time.time() - started, status))
+
+    def attacker(self, index):
+        rng = random.Random(100 + index)
+        while not self.stop_attack.is_set():
+            query = rng.choice(ATTACK_QUERIES)
+            # The attacker's own host name (the origin's other loopback spelling): its transforms are another
+            # source host's than the ordinary client's, as an attacker's URLs would be.
+            source = f"http://localhost:{ORIGIN_PORT}/u/big{self.unique() % 4}/attack.jpg"
+            path = sign(f"/img?url={urllib.parse.quote(source, safe='')}&{query}&q={rng.randint(2, 99)}")
+            started = time.time()
+            try:
+                status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}", timeout=60)
+            except Exception:
+                status = 0
+            with self.lock:
+                self.attacks.append((self.phase, query, time.time() - started, status))
+
+    def run(self):
+        pid = self.ours.pid
+        third = max(10, self.args.seconds // 3)
+        ordinary = threading.Thread(target=self.ordinary_client, daemon=True)
+        ordinary.start()
+        log("ordinary client alone")
+        time.sleep(third)
+        self.phase = "attacked"
+        log("attack beside it")
+        attackers = [threading.Thread(target=self.attacker, args=(i,), daemon=True) for i in range(self.args.clients)]
+        for thread in attackers:
+            thread.start()
+        time.sleep(third)
+        self.stop_attack.set()
+        self.stop_ordinary.set()
+        for thread in attackers + [ordinary]:
+            thread.join(timeout=70)
+        # The attacker alone, one request at a time, for the CPU each expensive request costs.
+        self.phase = "measured"
+        self.stop_attack.clear()
+        log("attacker alone, measured")
+        cpu_before = process_cpu_seconds(pid)
+        count_before = len(self.attacks)
+        alone = threading.Thread(target=self.attacker, args=(99,), daemon=True)
+        alone.start()
+        time.sleep(third)
+        self.stop_attack.set()
+        alone.join(timeout=70)
+        cpu = process_cpu_seconds(pid) - cpu_before
+        measured = max(1, len(self.attacks) - count_before)
+        return 1000 * cpu / measured, status_mb(pid, "VmHWM")
+
+
+def run_attack(args, binary):
+    workdir = tempfile.mkdtemp(prefix="imageproxy-attack-")
+    corpus = os.path.join(workdir, "corpus")
+    classes = build_corpus(corpus)
+    # The attacker's source: a 4096x4096 noisy JPEG (about 12 MB, as in issue #56), under four paths.
+    big = os.path.join(workdir, "big.v")
+    vips("gaussnoise", big, "4096", "4096", "--mean", "128", "--sigma", "60")
+    colour = os.path.join(workdir, "big-colour.v")
+    vips("bandjoin", f"{big} {big} {big}", colour)
+    vips("copy", colour, os.path.join(corpus, "attack.jpg") + "[Q=92,strip]")
+    for folder, _, files in os.walk(workdir):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    origin = Origin(corpus, workdir)
+    ours = Ours(binary, workdir, signed=True)
+    attack = Attack(args, classes, ours)
+    try:
+        cpu_per_expensive_ms, peak = attack.run()
+    finally:
+        alive = ours.process.poll() is None
+        ours.stop()
+        origin.stop()
+    alone = [t for phase, t, _ in attack.ordinary if phase == "alone"]
+    attacked = [t for phase, t, _ in attack.ordinary if phase == "attacked"]
+    ordinary_5xx = sum(1 for _, _, status in attack.ordinary if status == 0 or status >= 500)
+    by_query = {}
+    for phase, query, seconds, status in attack.attacks:
+        entry = by_query.setdefault(query, {})
+        entry[str(status)] = entry.get(str(status), 0) + 1
+    result = {
+        "scenario": "hostile-soak-attack", "cpu_model": cpu_model(), "seconds": args.seconds, "attackers": args.clients,
+        "ordinary_requests": {"alone": len(alone), "attacked": len(attacked)},
+        "ordinary_p99_ms": {"alone": round(1000 * (percentile(alone, 0.99) or 0), 1),
+                            "attacked": round(1000 * (percentile(attacked, 0.99) or 0), 1)},
+        "ordinary_5xx": ordinary_5xx, "attack_statuses": by_query,
+        "cpu_ms_per_expensive_request": round(cpu_per_expensive_ms, 1), "cpu_budget_ms": CPU_BUDGET_MS,
+        "peak_rss_mb": peak, "rss_limit_mb": MEMORY_TIER_MB + 200, "alive": alive,
+    }
+    failures = []
+    if not alive:
+        failures.append("the process died")
+    if ordinary_5xx:
+        failures.append(f"{ordinary_5xx} ordinary requests got a 5xx or no answer")
+    if result["ordinary_p99_ms"]["attacked"] > 2 * result["ordinary_p99_ms"]["alone"]:
+        failures.append("the ordinary p99 with the attack is more than twice its p99 without")
+    if cpu_per_expensive_ms > CPU_BUDGET_MS:
+        failures.append("an expensive request costs more CPU than the per-request budget")
+    if (peak or 0) > MEMORY_TIER_MB + 200:
+        failures.append(f"peak RSS {peak:.0f} MB above the memory tier + 200 MB")
+    result["failures"] = failures
+    out = os.path.join(ROOT, "bench", "results", f"hostile-soak-attack-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as file:
+        json.dump(result, file, indent=1)
+    shutil.rmtree(workdir, ignore_errors=True)
+    print(json.dumps(result, indent=1))
+    log(f"written {out}")
+    sys.exit(1 if failures else 0)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=600)
     parser.add_argument("--interval", type=int, default=30)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--binary")
+    parser.add_argument("--attack", action="store_true", help="the expensive-output attack beside ordinary traffic")
     args = parser.parse_args()
     binary = args.binary or release_binary()
+    if args.attack:
+        return run_attack(args, binary)
     workdir = tempfile.mkdtemp(prefix="imageproxy-soak-")
     corpus = os.path.join(workdir, "corpus")
     classes = build_corpus(corpus)
