@@ -12,7 +12,8 @@
 #   - raw_request_head: the memory-hit framing parser (Sources/ProxyServer/FastPath/RawRequestHead.swift) under
 #     swiftc -sanitize=fuzzer,address;
 #   - request_intake: every value a request brings (query, client hints, Save-Data, Accept) through
-#     ImageRequest parsing, the hints and the variant key (Sources/ImageCore/Request), and the memory-hit
+#     ImageRequest parsing, the hints and the variant key (Sources/ImageCore/Request), the resize box held to
+#     the output bound on random header sizes (ResizeBox, ResizeBox+OutputBound, SourceHeader), and the memory-hit
 #     front's framing checks, under swiftc -sanitize=fuzzer,address; it links swift-crypto's objects from
 #     the debug build (`swift build` first when they are missing);
 #   - jxl_pipeline: JPEG XL sources (`image.allowJXLInput`) through the header read and the thumbnail the
@@ -62,6 +63,8 @@ while IFS= read -r object; do crypto_objects+=("$object"); done < <(find .build/
 crypto_include=.build/checkouts/swift-crypto/Sources
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
   fuzz/request_intake/FuzzRequestIntake.swift Sources/ImageCore/Request/*.swift Sources/ImageCore/SHA256Hex.swift \
+  Sources/ImageCore/Imaging/ResizeBox.swift Sources/ImageCore/Imaging/ResizeBox+OutputBound.swift \
+  Sources/ImageCore/Imaging/SourceHeader.swift \
   Sources/ImageCore/ReportableError.swift Sources/ProxyServer/FastPath/RawRequestHead.swift \
   Sources/ProxyServer/Routes/ClientHints+HeaderNames.swift -I .build/debug/Modules \
   -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSL/include/module.modulemap \

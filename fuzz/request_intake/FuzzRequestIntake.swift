@@ -4,7 +4,10 @@
 // and the memory-hit front's framing checks (Sources/ProxyServer/FastPath/RawRequestHead.swift). Built with
 // swiftc -sanitize=fuzzer,address by fuzz/run.sh. A trap anywhere (an overflowing conversion or
 // arithmetic) is a crash libFuzzer reports; besides, it checks that a parsed request stays within the
-// documented ranges whatever the hints say.
+// documented ranges whatever the hints say. Each request's resize box is then held to the output bound on
+// a source header of a random size (a `size: W H ORIENTATION` line, or sizes drawn from the bytes, up to
+// 2^31 - 1 a side) and its thumbnail arguments computed (Sources/ImageCore/Imaging/ResizeBox*.swift and
+// SourceHeader.swift, issue #63): no trap, every side within Int32 and the given sides within maxDimension.
 //
 // Input layout: lines. The first is the query string (`name=value&...`, percent-encoded); each further
 // line is a header `Name: value`. The same bytes are also framed as a raw request head.
@@ -56,6 +59,7 @@ public func fuzzRequestIntake(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
         precondition(adapted.pixelRatio >= 1 && adapted.pixelRatio <= 4, "pixel ratio within 1...4")
         request = adapted
     }
+    checkBoxArithmetic(request, headers: headers, bytes: bytes, maxDimension: limits.maxDimension)
     for allowAVIF in [true, false] {
         let (choice, _) = request.formatChoice(accept: headers["accept"], allowAVIF: allowAVIF)
         precondition(request.variantKey(choice: choice, overlayIdentity: "x").hex.utf8.count == 64, "a variant key is 64 hex digits")
@@ -64,4 +68,38 @@ public func fuzzRequestIntake(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
         }
     }
     return 0
+}
+
+/// Source sizes for the box arithmetic: the `size` line's, else sides drawn from the input's bytes (FNV-1a),
+/// often extreme.
+func fuzzHeaderSizes(_ headers: [String: String], bytes: UnsafeRawBufferPointer) -> [(Int, Int, Int)] {
+    let given = headers["size"]?.split(separator: " ").compactMap { Int($0) } ?? []
+    if given.count >= 2 {
+        return [(max(1, min(given[0], Int(Int32.max))), max(1, min(given[1], Int(Int32.max))), given.count > 2 ? given[2] : 1)]
+    }
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    let sides = [1, 2, 3, 17, 1000, 4096, 65_535, 524_288, 600_000, 1_000_000, Int(Int32.max)]
+    let a = sides[Int(hash % UInt64(sides.count))], b = sides[Int((hash >> 8) % UInt64(sides.count))]
+    let drawn = 1 + Int((hash >> 16) % 2_000_000)
+    return [(a, b, 1), (b, a, 6), (drawn, a, 1), (a, drawn, 8)]
+}
+
+/// The box of `request` held to the bound for each header, and its thumbnail arguments.
+func checkBoxArithmetic(_ request: ImageRequest, headers: [String: String], bytes: UnsafeRawBufferPointer, maxDimension: Int) {
+    for (width, height, orientation) in fuzzHeaderSizes(headers, bytes: bytes) {
+        let header = SourceHeader(width: width, height: height, orientation: (1...8).contains(orientation) ? orientation : 1)
+        let box = ResizeBox(request: request).bounded(toMaxDimension: maxDimension, for: header)
+        precondition((box.width ?? 1) <= maxDimension && (box.height ?? 1) <= maxDimension, "the box within maxDimension")
+        let fitted = box.coverBoxFitted(to: header)
+        let arguments = fitted.thumbnailArguments(for: header)
+        precondition((1...Int(Int32.max)).contains(arguments.width) && (1...Int(Int32.max)).contains(arguments.height), "thumbnail arguments within Int32")
+        precondition(fitted.reduction(for: header) > 0, "a positive reduction")
+        let upright = header.orientedSize
+        if let crop = box.crop, let rectangle = crop.resolved(width: upright.width, height: upright.height) {
+            let cut = SourceHeader(width: rectangle.width, height: rectangle.height)
+            let inner = box.afterCrop(cut).thumbnailArguments(for: cut)
+            precondition((1...Int(Int32.max)).contains(inner.width) && (1...Int(Int32.max)).contains(inner.height), "the cut's arguments within Int32")
+        }
+    }
 }

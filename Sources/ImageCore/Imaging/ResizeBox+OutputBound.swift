@@ -29,8 +29,11 @@ extension ResizeBox {
     /// back to an integer saturates (``side(_:)``), so no input reaches a trapping conversion.
     func bounded(toMaxDimension limit: Int, for header: SourceHeader) -> ResizeBox {
         guard limit > 0, width != nil || height != nil else { return self }
-        let reference = crop.flatMap { CropStep.croppedHeader(header, crop: $0) } ?? header
-        let upright = reference.orientedSize
+        // The crop rectangle's size when the box has one (as ``CropStep`` cuts it), else the upright source's.
+        var upright = header.orientedSize
+        if let crop, let rectangle = crop.resolved(width: upright.width, height: upright.height) {
+            upright = (rectangle.width, rectangle.height)
+        }
         let sourceWidth = Double(max(1, upright.width))
         let sourceHeight = Double(max(1, upright.height))
         let longestSource = max(sourceWidth, sourceHeight)

@@ -1,5 +1,3 @@
-import CVipsShim
-
 /// The box arithmetic of a resize: where `fit` puts the source in the box (contain and pad: inside it;
 /// cover: fills it, cropped around the gravity, focal point or the salient region; fill: stretched),
 /// what libvips' `thumbnail` is asked for, and how much smaller than the source the output is. Pure
