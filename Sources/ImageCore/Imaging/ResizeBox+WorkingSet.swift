@@ -159,8 +159,14 @@ extension ResizeBox {
             // The box, its missing side from the source's aspect (requests bound both by image.maxDimension).
             let source = header.orientedSize
             let aspect = Double(source.width) / Double(max(1, source.height))
-            let width = fitted.width ?? fitted.height.map { Int(Double($0) * aspect) } ?? source.width
-            let height = fitted.height ?? fitted.width.map { Int(Double($0) / aspect) } ?? source.height
+            var width = fitted.width ?? fitted.height.map { Int(Double($0) * aspect) } ?? source.width
+            var height = fitted.height ?? fitted.width.map { Int(Double($0) / aspect) } ?? source.height
+            if fit == .contain, let boxWidth = fitted.width, let boxHeight = fitted.height {
+                // Contained: the source's aspect inside the box, not the box (pad's canvas is the box).
+                let scale = min(Double(boxWidth) / Double(max(1, source.width)), Double(boxHeight) / Double(max(1, source.height)))
+                width = Self.side(Double(source.width) * scale)
+                height = Self.side(Double(source.height) * scale)
+            }
             output = max(1, width) * max(1, height) * frameCount
         } else {
             let reduction = max(1, fitted.reduction(for: header))
