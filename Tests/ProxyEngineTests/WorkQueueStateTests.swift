@@ -143,6 +143,29 @@ import Testing
         _ = alone.finish(key: "x", job: job)
         #expect(alone.running(tenant: "h") == 0 && alone.runningCount == 0)
     }
+
+    /// Heavy jobs (seconds of CPU) hold at most their share of the slots whatever waits (issue #56): the
+    /// other slots stay free for cheap work even when only heavy jobs are queued.
+    @Test func heavyJobsNeverHoldMoreThanTheirSlots() {
+        var state = WorkQueueState(slots: 2, maxQueued: 20, maxRunningHeavy: 1)
+        guard case .start(_, _) = state.join(key: "h1", priority: .high, heavy: true) else {
+            Issue.record("the first heavy job starts")
+            return
+        }
+        guard case .queued(_, _) = state.join(key: "h2", priority: .high, heavy: true) else {
+            Issue.record("a second heavy job waits though a slot is free")
+            return
+        }
+        #expect(state.runningCount == 1 && state.runningHeavy == 1)
+        #expect(state.nextToStart() == nil, "the free slot is kept for cheap work")
+        guard case .start(_, _) = state.join(key: "cheap", priority: .high) else {
+            Issue.record("a cheap job starts at once in the kept slot")
+            return
+        }
+        _ = state.finish(key: "h1", job: state.job(for: "h1")!.id)
+        #expect(state.nextToStart()?.key == "h2", "the next heavy job when the first is done")
+        #expect(state.runningHeavy == 1)
+    }
 }
 
 extension WorkQueueState.JoinResult {

@@ -532,6 +532,16 @@ public struct ImageTransformer: Sendable {
             encodes: encodes)
     }
 
+    /// The CPU estimate of the variant `request` asks of `source` (``TransformCost``), from its header alone;
+    /// nil when the header cannot be read (the transform itself then says why).
+    public func estimatedCost(_ source: [UInt8], request: ImageRequest, choice: FormatChoice) -> TransformCost? {
+        guard let (_, header) = try? SourceHeader.checked(
+            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput)
+        else { return nil }
+        let box = boundedBox(for: request, header: header, choice: choice)
+        return cost(of: request, header: header, box: box, choice: choice, source: SourceFormat(sniffing: source))
+    }
+
     /// Refuses a plan whose ``cost(of:header:box:choice:source:)`` is over ``maxTransformCpuMilliseconds``.
     /// - Throws: ``ImagingError/tooExpensive(estimateMilliseconds:limitMilliseconds:)``.
     func checkCost(of request: ImageRequest, header: SourceHeader, box: ResizeBox, choice: FormatChoice, source: SourceFormat?)

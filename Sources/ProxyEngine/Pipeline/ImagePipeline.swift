@@ -63,6 +63,8 @@ public final class ImagePipeline: Sendable {
     let transforms: PriorityWorkQueue<Produced>
     /// Watermark images in hand, with their identities.
     let overlayImages = OverlayImages()
+    /// The CPU estimate from which a transform is heavy (at most half the pool's threads run such at once).
+    static let heavyTransformMilliseconds = 1_000
     /// Variants whose transform failed for a limit, answered again without the work for a while.
     public let transformFailures = TransformFailureCache(lifetime: 60)
 
@@ -115,6 +117,9 @@ public final class ImagePipeline: Sendable {
             // One source host's burst (an attacker's URLs on one host) holds at most its share of the slots while
             // another host's transform waits.
             maxRunningPerTenant: max(1, Int((Double(pool.admissionCandidates) * min(1, max(0, queues.sourceHostShare))).rounded(.down))),
+            // Transforms estimated at a second of CPU or more hold at most half the pool's threads, whatever
+            // waits: the other threads stay for ordinary requests.
+            maxRunningHeavy: max(1, pool.workers / 2),
             observer: { metrics.recordStage(.transform, waiting: $0, running: $1, waited: $2) },
             onJoin: { metrics.recordDedupJoin(.transform) },
             // One decode for a srcset: a waiting variant whose source's decode is kept goes first (a few
@@ -211,7 +216,11 @@ public final class ImagePipeline: Sendable {
         let failures = transformFailures
         return try await shared(
             key: key, source: request.source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings,
-            priority: priority, memory: probe
+            priority: priority, memory: probe,
+            heavy: { original in
+                (transformer.estimatedCost(original.bytes, request: request, choice: choice)?.milliseconds ?? 0)
+                    >= Self.heavyTransformMilliseconds
+            }
         ) { original in
             let source = original.bytes
             let (encoded, transformDuration): (EncodedImage, Duration)
@@ -245,6 +254,7 @@ public final class ImagePipeline: Sendable {
     func shared(
         key: VariantKey, source: SourceURL, sourceKey: String, conditions: ClientConditions, now: Double,
         timings: RequestTimings, priority: WorkQueueState.Priority, memory probe: MemoryProbe? = nil,
+        heavy: @Sendable (Original) -> Bool = { _ in false },
         make: @escaping @Sendable (Original) async throws -> Produced
     ) async throws -> Outcome {
         let stale: (variant: CachedVariant, tier: CacheTier)?
@@ -278,7 +288,7 @@ public final class ImagePipeline: Sendable {
         }
         let started = ContinuousClock.now
         let produced = try await transforms.run(
-            key: flightKey, priority: priority, mayShed: false, group: sourceKey, tenant: source.host
+            key: flightKey, priority: priority, mayShed: false, group: sourceKey, tenant: source.host, heavy: heavy(original)
         ) {
             try await make(original)
         }

@@ -48,12 +48,15 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
     ///     asked under the queue's lock, so it must not call back into the queue.
     init(
         slots: Int, maxQueued: Int, order: WorkQueueState.Order, abortsAbandonedJobs: Bool, maxRunningPerTenant: Int? = nil,
+        maxRunningHeavy: Int? = nil,
         observer: @escaping @Sendable (_ waiting: Int, _ running: Int, _ waited: Duration?) -> Void = { _, _, _ in },
         onJoin: @escaping @Sendable () -> Void = {},
         prefers: @escaping @Sendable (String) -> Bool = { _ in false }
     ) {
         storage = Mutex(
-            Storage(state: WorkQueueState(slots: slots, maxQueued: maxQueued, order: order, maxRunningPerTenant: maxRunningPerTenant)))
+            Storage(state: WorkQueueState(
+                slots: slots, maxQueued: maxQueued, order: order, maxRunningPerTenant: maxRunningPerTenant,
+                maxRunningHeavy: maxRunningHeavy)))
         self.abortsAbandonedJobs = abortsAbandonedJobs
         self.observer = observer
         self.onJoin = onJoin
@@ -78,11 +81,11 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
     /// - Throws: ``QueueFullError`` when a new job does not fit (only when `mayShed`), `CancellationError` when the calling
     ///   task is cancelled while it waits, or what `operation` threw.
     func run(
-        key: String, priority: Priority, mayShed: Bool = true, group: String? = nil, tenant: String? = nil,
+        key: String, priority: Priority, mayShed: Bool = true, group: String? = nil, tenant: String? = nil, heavy: Bool = false,
         _ operation: @escaping Operation
     ) async throws -> Value {
         // With an operation there is always a result (or an error).
-        try await enqueue(key: key, priority: priority, mayShed: mayShed, group: group, tenant: tenant, operation)!
+        try await enqueue(key: key, priority: priority, mayShed: mayShed, group: group, tenant: tenant, heavy: heavy, operation)!
     }
 
     /// The result of the job for `key` when one is waiting or running (joining it), nil at once otherwise.
@@ -91,7 +94,8 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
     }
 
     private func enqueue(
-        key: String, priority: Priority, mayShed: Bool, group: String? = nil, tenant: String? = nil, _ operation: Operation?
+        key: String, priority: Priority, mayShed: Bool, group: String? = nil, tenant: String? = nil, heavy: Bool = false,
+        _ operation: Operation?
     ) async throws -> Value? {
         let token = storage.withLock { storage in
             defer { storage.nextToken += 1 }
@@ -106,7 +110,7 @@ final class PriorityWorkQueue<Value: Sendable>: Sendable {
                         storage.callers[token] = nil
                         return .success(nil)
                     }
-                    let joined = storage.state.join(key: key, priority: priority, mayShed: mayShed, group: group, tenant: tenant)
+                    let joined = storage.state.join(key: key, priority: priority, mayShed: mayShed, group: group, tenant: tenant, heavy: heavy)
                     switch joined {
                     case .rejected:
                         return .failure(QueueFullError())

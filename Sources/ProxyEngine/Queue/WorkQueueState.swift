@@ -12,6 +12,9 @@ import ImageCore
 /// - a tenant (a source host) runs at most `maxRunningPerTenant` jobs while another tenant's job waits: a
 ///   waiting job of a tenant at its share starts only when no job of a tenant under its share waits (so no
 ///   slot idles, and one host's burst cannot hold every slot while others wait);
+/// - at most `maxRunningHeavy` heavy jobs (a transform estimated at seconds of CPU) run at once, whatever
+///   waits: the other slots stay for the cheap work, so a burst of expensive requests cannot make every
+///   ordinary request wait behind one of them;
 /// - a waiting job whose last waiter leaves is removed; a running one is reported as abandoned, and
 ///   keeps its slot until it reports that it finished.
 ///
@@ -50,6 +53,8 @@ public struct WorkQueueState: Sendable {
         let group: String?
         /// Who the job is for, for the per-tenant share (``maxRunningPerTenant``); nil counts as no tenant.
         var tenant: String? = nil
+        /// Whether the job is heavy (``maxRunningHeavy``).
+        var heavy = false
         /// How many times a preferred job behind this one started before it.
         var passed = 0
     }
@@ -85,10 +90,14 @@ public struct WorkQueueState: Sendable {
     public let order: Order
     /// Jobs one tenant may run while another tenant's job waits (``slots`` by default: no share).
     public let maxRunningPerTenant: Int
+    /// Heavy jobs that may run at once (``slots`` by default: no limit).
+    public let maxRunningHeavy: Int
+    /// Heavy jobs running now.
+    public private(set) var runningHeavy = 0
 
     private var jobsByKey: [String: Job] = [:]
-    /// Running jobs whose waiters all left, with their tenant; they hold a slot until they finish.
-    private var abandoned: [JobID: String?] = [:]
+    /// Running jobs whose waiters all left, with their tenant and weight; they hold a slot until they finish.
+    private var abandoned: [JobID: (tenant: String?, heavy: Bool)] = [:]
     /// Running jobs per tenant.
     private var runningByTenant: [String: Int] = [:]
     private var nextJob: JobID = 0
@@ -101,11 +110,13 @@ public struct WorkQueueState: Sendable {
     ///   - slots: jobs running at once (at least 1).
     ///   - maxQueued: jobs waiting for a slot at most (0 refuses every job that cannot start at once).
     ///   - maxRunningPerTenant: jobs one tenant may run while another's waits (default: all the slots).
-    public init(slots: Int, maxQueued: Int, order: Order = .fifo, maxRunningPerTenant: Int? = nil) {
+    ///   - maxRunningHeavy: heavy jobs that may run at once (default: all the slots).
+    public init(slots: Int, maxQueued: Int, order: Order = .fifo, maxRunningPerTenant: Int? = nil, maxRunningHeavy: Int? = nil) {
         self.slots = max(1, slots)
         self.maxQueued = max(0, maxQueued)
         self.order = order
         self.maxRunningPerTenant = max(1, min(self.slots, maxRunningPerTenant ?? self.slots))
+        self.maxRunningHeavy = max(1, min(self.slots, maxRunningHeavy ?? self.slots))
     }
 
     /// Adds a waiter for `key`: joins the job for `key`, or creates one. With `mayShed` false a new
@@ -113,7 +124,7 @@ public struct WorkQueueState: Sendable {
     /// `group`: what the job's work shares with other jobs' (``nextToStart(preferring:)``).
     /// `tenant`: who the job is for (``maxRunningPerTenant``).
     public mutating func join(
-        key: String, priority: Priority, mayShed: Bool = true, group: String? = nil, tenant: String? = nil
+        key: String, priority: Priority, mayShed: Bool = true, group: String? = nil, tenant: String? = nil, heavy: Bool = false
     ) -> JoinResult {
         if var job = jobsByKey[key] {
             let waiter = makeWaiterID()
@@ -122,18 +133,19 @@ public struct WorkQueueState: Sendable {
             jobsByKey[key] = job
             return .joined(job.id, waiter)
         }
-        let canStart = runningCount < slots
+        let canStart = runningCount < slots && (!heavy || runningHeavy < maxRunningHeavy)
         guard canStart || waitingCount < maxQueued || !mayShed else { return .rejected }
         let waiter = makeWaiterID()
         let job = Job(
             id: nextJob, key: key, waiters: [waiter: priority], priority: priority, sequence: nextSequence, running: canStart,
-            group: group, tenant: tenant)
+            group: group, tenant: tenant, heavy: heavy)
         nextJob += 1
         nextSequence += 1
         jobsByKey[key] = job
         if canStart {
             runningCount += 1
             countRunning(tenant, by: 1)
+            if heavy { runningHeavy += 1 }
             return .start(job.id, waiter)
         }
         waitingCount += 1
@@ -150,7 +162,7 @@ public struct WorkQueueState: Sendable {
         }
         jobsByKey[key] = nil
         if job.running {
-            abandoned[job.id] = job.tenant
+            abandoned[job.id] = (job.tenant, job.heavy)
             return .abandonedRunning(job.id)
         }
         waitingCount -= 1
@@ -161,13 +173,15 @@ public struct WorkQueueState: Sendable {
     /// then call ``nextToStart()`` until it returns nil.
     public mutating func finish(key: String, job id: JobID) -> [WaiterID] {
         runningCount -= 1
-        if let tenant = abandoned.removeValue(forKey: id) {
-            countRunning(tenant, by: -1)
+        if let gone = abandoned.removeValue(forKey: id) {
+            countRunning(gone.tenant, by: -1)
+            if gone.heavy { runningHeavy -= 1 }
             return []
         }
         guard let job = jobsByKey[key], job.id == id else { return [] }
         jobsByKey[key] = nil
         countRunning(job.tenant, by: -1)
+        if job.heavy { runningHeavy -= 1 }
         return Array(job.waiters.keys)
     }
 
@@ -199,12 +213,13 @@ public struct WorkQueueState: Sendable {
         var shareLimits = false
         if maxRunningPerTenant < slots {
             var anyUnder = false, anyOver = false
-            for job in jobsByKey.values where !job.running {
+            for job in jobsByKey.values where !job.running && (!job.heavy || runningHeavy < maxRunningHeavy) {
                 if isUnderShare(job) { anyUnder = true } else { anyOver = true }
             }
             shareLimits = anyUnder && anyOver
         }
-        func eligible(_ job: Job) -> Bool { !job.running && (!shareLimits || isUnderShare(job)) }
+        let heavyFull = runningHeavy >= maxRunningHeavy
+        func eligible(_ job: Job) -> Bool { !job.running && !(job.heavy && heavyFull) && (!shareLimits || isUnderShare(job)) }
         var first: Job?
         for job in jobsByKey.values where eligible(job) {
             guard let best = first else {
@@ -236,6 +251,7 @@ public struct WorkQueueState: Sendable {
         waitingCount -= 1
         runningCount += 1
         countRunning(job.tenant, by: 1)
+        if job.heavy { runningHeavy += 1 }
         return (job.key, job.id)
     }
 
