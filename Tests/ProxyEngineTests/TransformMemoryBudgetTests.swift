@@ -28,6 +28,26 @@ import TestSupport
         #expect(try await TransformMemoryBudget(capacity: 0).reserve(1 << 40, wait: .zero) == 0, "0: no budget")
     }
 
+    /// A large job (a heavy transform's working set) does not hold every small one back (issue #56): while
+    /// it runs, small jobs overdraw the budget by an eighth at most; without it they wait as before.
+    @Test func smallJobsOverdrawABudgetThatALargeJobHolds() async throws {
+        let budget = TransformMemoryBudget(capacity: 800)
+        let large = try await budget.reserve(780, wait: .zero)
+        let small = try await budget.reserve(60, wait: .zero)
+        #expect(budget.reservedBytes == 840, "a small job beside the large one")
+        // The overdraft is an eighth (100): 840 + 70 passes it; a job above an eighth is not small.
+        await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(70, wait: .milliseconds(20)) }
+        await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(150, wait: .milliseconds(20)) }
+        budget.release(small)
+        budget.release(large)
+        // Without a large job, the budget is the budget: two medium jobs fill it, a small one waits.
+        let first = try await budget.reserve(390, wait: .zero), second = try await budget.reserve(390, wait: .zero)
+        await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(60, wait: .milliseconds(20)) }
+        budget.release(first)
+        budget.release(second)
+        #expect(budget.reservedBytes == 0)
+    }
+
     @Test func aJobLargerThanTheBudgetRunsAloneAndIsNotStarved() async throws {
         let budget = TransformMemoryBudget(capacity: 100)
         // Alone, it runs at once, and nothing else is admitted beside it.

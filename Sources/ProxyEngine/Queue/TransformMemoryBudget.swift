@@ -13,6 +13,11 @@ import Synchronization
 /// before an earlier one that does not (a small job runs beside a large one instead of leaving a core
 /// idle); a waiting job is passed so at most ``overtakesAllowed`` times, then the jobs behind it wait.
 ///
+/// While a large job (more than half the budget, at most all of it) runs, small jobs (at most an eighth
+/// of the budget) may overdraw the budget by an eighth: one heavy transform (a 4096 px WebP or AVIF takes
+/// the whole 256 MiB) cannot make every ordinary transform wait for its end (issue #56: the ordinary p99 under
+/// an attack of heavy requests was 10x its value alone, all of it waiting for memory).
+///
 /// A job larger than the whole budget (a source `image.maxSourcePixels` allows, the cap on any one job)
 /// runs alone: it waits until no other job holds memory, and while it waits no job behind it is
 /// admitted, so a stream of small jobs cannot starve it (the jobs that were waiting before it go first).
@@ -39,6 +44,8 @@ public final class TransformMemoryBudget: Sendable {
         var reserved = 0
         /// Jobs admitted and not released yet.
         var running = 0
+        /// Large jobs (more than half the budget, at most all of it) running: small jobs may overdraw then.
+        var largeRunning = 0
         var waiters: [Waiter] = []
         var nextID = 0
         /// Reservations asked for and neither admitted nor given up yet.
@@ -227,7 +234,10 @@ public final class TransformMemoryBudget: Sendable {
     private func free(_ bytes: Int, endingJob: Bool, keeping kept: Int = 0, committing commit: () -> Bool = { false }) -> Bool {
         let (admitted, shortfall, keptIt) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], Int, Bool) in
             state.reserved -= bytes
-            if endingJob { state.running -= 1 }
+            if endingJob {
+                state.running -= 1
+                if isLarge(bytes) { state.largeRunning = max(0, state.largeRunning - 1) }
+            }
             let keptIt = kept > 0 && keepFits(kept, state) && commit()
             if keptIt { state.reserved += kept }
             let admitted = admitWaiters(&state)
@@ -267,12 +277,23 @@ public final class TransformMemoryBudget: Sendable {
     private func admissible(_ bytes: Int, _ state: State, overtaking: Bool, largeWaiting: Bool) -> Bool {
         guard state.running < jobs else { return false }
         if overtaking, let first = state.waiters.first, first.overtaken >= overtakesAllowed { return false }
-        return bytes > capacity ? state.reserved == 0 : state.reserved + bytes <= capacity && !largeWaiting
+        if bytes > capacity { return state.reserved == 0 }
+        guard !largeWaiting else { return false }
+        if state.reserved + bytes <= capacity { return true }
+        // The overdraft: a small job beside a large one.
+        return bytes <= smallJobBytes && state.largeRunning > 0 && state.reserved + bytes <= capacity + smallJobBytes
     }
+
+    /// The most a small job holds, and the overdraft small jobs share while a large one runs: an eighth.
+    var smallJobBytes: Int { capacity / 8 }
+
+    /// Whether a job of `bytes` is large: more than half the budget, at most all of it.
+    private func isLarge(_ bytes: Int) -> Bool { bytes > capacity / 2 && bytes <= capacity }
 
     private func admit(_ bytes: Int, _ state: inout State, overtaking: Bool) {
         state.reserved += bytes
         state.running += 1
+        if isLarge(bytes) { state.largeRunning += 1 }
         if overtaking, !state.waiters.isEmpty { state.waiters[0].overtaken += 1 }
     }
 
