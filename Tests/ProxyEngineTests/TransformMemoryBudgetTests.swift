@@ -40,6 +40,12 @@ import TestSupport
         await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(150, wait: .milliseconds(20)) }
         budget.release(small)
         budget.release(large)
+        // A job larger than the whole budget runs alone, but for small jobs within the overdraft.
+        let huge = try await budget.reserve(1_000, wait: .zero)
+        let beside = try await budget.reserve(90, wait: .zero)
+        await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(20, wait: .milliseconds(20)) }
+        budget.release(beside)
+        budget.release(huge)
         // Without a large job, the budget is the budget: two medium jobs fill it, a small one waits.
         let first = try await budget.reserve(390, wait: .zero), second = try await budget.reserve(390, wait: .zero)
         await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(60, wait: .milliseconds(20)) }
@@ -50,10 +56,14 @@ import TestSupport
 
     @Test func aJobLargerThanTheBudgetRunsAloneAndIsNotStarved() async throws {
         let budget = TransformMemoryBudget(capacity: 100)
-        // Alone, it runs at once, and nothing else is admitted beside it.
+        // Alone, it runs at once, and nothing else is admitted beside it but small jobs within the overdraft
+        // (an eighth of the budget: 12 here; ``smallJobsOverdrawABudgetThatALargeJobHolds()``).
         let large = try await budget.reserve(150, wait: .milliseconds(10))
         #expect(large == 150 && budget.reservedBytes == 150)
+        await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(13, wait: .milliseconds(50)) }
+        let small12 = try await budget.reserve(12, wait: .zero)
         await #expect(throws: ImagingError.memoryBudgetBusy) { try await budget.reserve(1, wait: .milliseconds(50)) }
+        budget.release(small12)
         budget.release(large)
         // Behind a running small job it waits for the budget to empty; while it waits, small jobs that
         // would still fit are held back, so it is not starved.

@@ -327,4 +327,40 @@ import TestSupport
             }
         }
     }
+
+    /// A purge of a watermark image's URL through one replica reaches the other (issue #63): it drops the
+    /// image it holds and the variants that drew it, and draws the new image at once, though the old one
+    /// was fresh for a day.
+    @Test func aPurgeOfAWatermarkImageReachesEveryReplica() async throws {
+        try await withObjectStore(buckets: ["images", "cache"]) { store in
+            try Self.upload(store)
+            let red = try TestImages.solid(width: 40, height: 20, red: 255, green: 0, blue: 0).encoded(as: .png).bytes
+            let blue = try TestImages.solid(width: 40, height: 20, red: 0, green: 0, blue: 255).encoded(as: .png).bytes
+            #expect(try store.put(red, bucket: "images", key: "logo.png", contentType: "image/png") == 200)
+            let configurations = (0..<2).map { _ in
+                var configuration = Self.replica(store, prefix: "overlay/")
+                var placement = OverlayPlacement()
+                placement.gravity = .northwest
+                configuration.overlays.definitions = ["logo": .init(source: try! SourceURL(parsing: "s3://images/logo.png"), placement: placement)]
+                return configuration
+            }
+            try await Self.withFleet(configurations) { proxies, runtimes in
+                let variant: [(String, String)] = [("url", "s3://images/photos/5.jpg"), ("w", "200"), ("format", "png"), ("wm", "logo")]
+                let before = try await proxies[1].image(variant)
+                #expect(before.status == .ok, "\(before.text)")
+                #expect(try VipsImage.decode(before.bytes).pixel(x: 3, y: 3).prefix(3).map { Int($0.rounded()) } == [255, 0, 0])
+                #expect(try store.put(blue, bucket: "images", key: "logo.png", contentType: "image/png") == 200)
+                let purge = try await proxies[0].execute(
+                    uri: "/cache?url=\("s3://images/logo.png".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",
+                    method: .delete, headers: [.authorization: "Bearer fleet-admin"], body: nil)
+                #expect(purge.status == .ok)
+                #expect(try await Self.eventually(10) {
+                    let response = try await proxies[1].image(variant)
+                    guard response.status == .ok, let image = try? VipsImage.decode(response.bytes) else { return false }
+                    return try image.pixel(x: 3, y: 3).prefix(3).map { Int($0.rounded()) } == [0, 0, 255]
+                }, "replica 1 draws the new watermark image after a purge through replica 0")
+                _ = runtimes
+            }
+        }
+    }
 }

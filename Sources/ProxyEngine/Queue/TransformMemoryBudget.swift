@@ -13,8 +13,9 @@ import Synchronization
 /// before an earlier one that does not (a small job runs beside a large one instead of leaving a core
 /// idle); a waiting job is passed so at most ``overtakesAllowed`` times, then the jobs behind it wait.
 ///
-/// While a large job (more than half the budget, at most all of it) runs, small jobs (at most an eighth
-/// of the budget) may overdraw the budget by an eighth: one heavy transform (a 4096 px WebP or AVIF takes
+/// While a large job (more than half the budget, or more than all of it, running alone) runs, small jobs
+/// (at most an eighth of the budget) may overdraw by an eighth above the budget or the large job's own
+/// reservation, whichever is more: one heavy transform (a 4096 px WebP or AVIF takes
 /// the whole 256 MiB) cannot make every ordinary transform wait for its end (issue #56: the ordinary p99 under
 /// an attack of heavy requests was 10x its value alone, all of it waiting for memory).
 ///
@@ -44,8 +45,9 @@ public final class TransformMemoryBudget: Sendable {
         var reserved = 0
         /// Jobs admitted and not released yet.
         var running = 0
-        /// Large jobs (more than half the budget, at most all of it) running: small jobs may overdraw then.
+        /// Large jobs (more than half the budget) running, and what they hold: small jobs may overdraw then.
         var largeRunning = 0
+        var largeReserved = 0
         var waiters: [Waiter] = []
         var nextID = 0
         /// Reservations asked for and neither admitted nor given up yet.
@@ -236,7 +238,10 @@ public final class TransformMemoryBudget: Sendable {
             state.reserved -= bytes
             if endingJob {
                 state.running -= 1
-                if isLarge(bytes) { state.largeRunning = max(0, state.largeRunning - 1) }
+                if isLarge(bytes) {
+                    state.largeRunning = max(0, state.largeRunning - 1)
+                    state.largeReserved = state.largeRunning == 0 ? 0 : max(0, state.largeReserved - bytes)
+                }
             }
             let keptIt = kept > 0 && keepFits(kept, state) && commit()
             if keptIt { state.reserved += kept }
@@ -281,19 +286,23 @@ public final class TransformMemoryBudget: Sendable {
         guard !largeWaiting else { return false }
         if state.reserved + bytes <= capacity { return true }
         // The overdraft: a small job beside a large one.
-        return bytes <= smallJobBytes && state.largeRunning > 0 && state.reserved + bytes <= capacity + smallJobBytes
+        return bytes <= smallJobBytes && state.largeRunning > 0
+            && state.reserved + bytes <= max(capacity, state.largeReserved) + smallJobBytes
     }
 
     /// The most a small job holds, and the overdraft small jobs share while a large one runs: an eighth.
     var smallJobBytes: Int { capacity / 8 }
 
-    /// Whether a job of `bytes` is large: more than half the budget, at most all of it.
-    private func isLarge(_ bytes: Int) -> Bool { bytes > capacity / 2 && bytes <= capacity }
+    /// Whether a job of `bytes` is large: more than half the budget.
+    private func isLarge(_ bytes: Int) -> Bool { bytes > capacity / 2 }
 
     private func admit(_ bytes: Int, _ state: inout State, overtaking: Bool) {
         state.reserved += bytes
         state.running += 1
-        if isLarge(bytes) { state.largeRunning += 1 }
+        if isLarge(bytes) {
+            state.largeRunning += 1
+            state.largeReserved += bytes
+        }
         if overtaking, !state.waiters.isEmpty { state.waiters[0].overtaken += 1 }
     }
 
