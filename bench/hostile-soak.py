@@ -250,6 +250,16 @@ def cpu_model():
     return "unknown"
 
 
+def timed_get(path):
+    """GET of one path on ImageProxy: its status (0 when the connection failed) and its seconds."""
+    started = time.time()
+    try:
+        status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}", timeout=60)
+    except Exception:
+        status = 0
+    return status, time.time() - started
+
+
 def percentile(values, fraction):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else None
@@ -279,14 +289,9 @@ class Attack:
             name = rng.choice(self.classes["ordinary"])
             width, fmt = rng.choice([320, 480, 640, 828, 1080]), rng.choice(["jpeg", "webp", "auto"])
             source = f"http://127.0.0.1:{ORIGIN_PORT}/u/{self.unique()}/{name}"
-            path = sign(f"/img?url={urllib.parse.quote(source, safe='')}&w={width}&format={fmt}")
-            started = time.time()
-            try:
-                status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}", timeout=60)
-            except Exception:
-                status = 0
+            status, seconds = timed_get(sign(f"/img?url={urllib.parse.quote(source, safe='')}&w={width}&format={fmt}"))
             with self.lock:
-                self.ordinary.append((self.phase, time.time() - started, status))
+                self.ordinary.append((self.phase, seconds, status))
 
     def attacker(self, index):
         rng = random.Random(100 + index)
@@ -295,14 +300,9 @@ class Attack:
             # The attacker's own host name (the origin's other loopback spelling): its transforms are another
             # source host's than the ordinary client's, as an attacker's URLs would be.
             source = f"http://localhost:{ORIGIN_PORT}/u/big{self.unique() % 4}/attack.jpg"
-            path = sign(f"/img?url={urllib.parse.quote(source, safe='')}&{query}&q={rng.randint(2, 99)}")
-            started = time.time()
-            try:
-                status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}", timeout=60)
-            except Exception:
-                status = 0
+            status, seconds = timed_get(sign(f"/img?url={urllib.parse.quote(source, safe='')}&{query}&q={rng.randint(2, 99)}"))
             with self.lock:
-                self.attacks.append((self.phase, query, time.time() - started, status))
+                self.attacks.append((self.phase, query, seconds, status))
 
     def run(self):
         pid = self.ours.pid
