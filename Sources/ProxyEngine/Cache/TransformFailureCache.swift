@@ -5,8 +5,10 @@ import Synchronization
 /// Variants whose transform failed for a limit, remembered for a while under their variant key, so that
 /// a replay of the same expensive or hostile URL costs a lookup instead of the work again (issue #56): the
 /// transform deadline (`image.maxTransformMs`), and the failures that the same bytes and options always
-/// meet (too many pixels, frames or scans, undecodable, an output too large, a CPU estimate over the
-/// limit). Transient ones (the memory budget busy, libvips failing) are not remembered. Bounded: when full,
+/// meet (too many pixels, frames or scans, undecodable, a crop outside). Not remembered: transient ones (the
+/// memory budget busy, libvips failing), and those the plan decides from the header at no cost that depend
+/// on whether the format was asked for or negotiated, which one variant key covers both (an output too
+/// large: a 422 asked for, WebP negotiated; a CPU estimate over the limit). Bounded: when full,
 /// the entry closest to expiry gives way. Purges of the source (or of everything) forget its entries.
 public final class TransformFailureCache: Sendable {
     private struct Remembered {
@@ -28,9 +30,10 @@ public final class TransformFailureCache: Sendable {
     /// Whether `error` is remembered: the same source bytes and options meet it again.
     static func remembers(_ error: ImagingError) -> Bool {
         switch error {
-        case .tooSlow, .tooManyPixels, .tooManyFrames, .tooManyScans, .undecodable, .outputTooLarge, .tooExpensive, .cropOutside:
+        case .tooSlow, .tooManyPixels, .tooManyFrames, .tooManyScans, .undecodable, .cropOutside:
             true
-        case .unsupportedFormat, .formatDisabled, .memoryBudgetBusy, .processingFailed, .badOverlay, .textNotDrawable:
+        case .unsupportedFormat, .formatDisabled, .memoryBudgetBusy, .processingFailed, .badOverlay, .textNotDrawable,
+            .outputTooLarge, .tooExpensive:
             false
         }
     }
