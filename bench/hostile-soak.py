@@ -250,6 +250,19 @@ def cpu_model():
     return "unknown"
 
 
+def finish(name, result, workdir):
+    """Writes `result` to bench/results/<name>-<time>.json, prints it (without its samples), removes the work
+    folder and exits 1 when it records failures."""
+    out = os.path.join(ROOT, "bench", "results", f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as file:
+        json.dump(result, file, indent=1)
+    shutil.rmtree(workdir, ignore_errors=True)
+    print(json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=1))
+    log(f"written {out}")
+    sys.exit(1 if result["failures"] else 0)
+
+
 def timed_get(path):
     """GET of one path on ImageProxy: its status (0 when the connection failed) and its seconds."""
     started = time.time()
@@ -388,14 +401,7 @@ def run_attack(args, binary):
     if (peak or 0) > MEMORY_TIER_MB + 200:
         failures.append(f"peak RSS {peak:.0f} MB above the memory tier + 200 MB")
     result["failures"] = failures
-    out = os.path.join(ROOT, "bench", "results", f"hostile-soak-attack-{time.strftime('%Y%m%d-%H%M%S')}.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as file:
-        json.dump(result, file, indent=1)
-    shutil.rmtree(workdir, ignore_errors=True)
-    print(json.dumps(result, indent=1))
-    log(f"written {out}")
-    sys.exit(1 if failures else 0)
+    finish("hostile-soak-attack", result, workdir)
 
 
 def main():
@@ -453,15 +459,7 @@ def main():
         failures.append(f"peak RSS {peak:.0f} MB above the memory tier + 200 MB")
     result["failures"] = failures
     result["samples"] = samples
-    out = os.path.join(ROOT, "bench", "results", f"hostile-soak-{time.strftime('%Y%m%d-%H%M%S')}.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as file:
-        json.dump(result, file, indent=1)
-    shutil.rmtree(workdir, ignore_errors=True)
-    summary = {k: v for k, v in result.items() if k != "samples"}
-    print(json.dumps(summary, indent=1))
-    log(f"written {out}")
-    sys.exit(1 if failures else 0)
+    finish("hostile-soak", result, workdir)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ static int ipx_png_declines_ancillary(const uint8_t *type) {
     return 0;
 }
 
-#if IPX_X86_KERNELS
+#if defined(__x86_64__) && IPX_X86_KERNELS
 #include <emmintrin.h>
 
 /* A pixel's `bands` bytes in 16-bit lanes (SSE2). */
