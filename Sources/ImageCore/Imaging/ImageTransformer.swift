@@ -556,8 +556,12 @@ public struct ImageTransformer: Sendable {
 
     /// The box of `request` for a source with `header`, every side held to ``maxOutputDimension``: the
     /// only way a plan makes its box.
-    func boundedBox(for request: ImageRequest, header: SourceHeader, choice: FormatChoice) -> ResizeBox {
-        ResizeBox(request: request, frames: animatedFrames(header: header, request: request, choice: choice))
+    func boundedBox(for given: ImageRequest, header: SourceHeader, choice: FormatChoice) -> ResizeBox {
+        var request = given
+        let upright = header.orientedSize
+        request.fit = given.fit.resolved(
+            boxWidth: given.width, boxHeight: given.height, sourceWidth: upright.width, sourceHeight: upright.height)
+        return ResizeBox(request: request, frames: animatedFrames(header: header, request: request, choice: choice))
             .bounded(toMaxDimension: maxOutputDimension, for: header)
     }
 

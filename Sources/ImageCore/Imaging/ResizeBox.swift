@@ -70,7 +70,7 @@ struct ResizeBox: Sendable {
             return (width ?? Self.unbounded, height ?? Self.unbounded, growth.rawValue, Crop.none.rawValue)
         }
         switch (fit, coverPlan) {
-        case (.contain, _), (.pad, _):
+        case (.contain, _), (.pad, _), (.auto, _):  // auto is resolved before a box is made
             if let exact = exactFit(source: source) { return (exact.width, exact.height, Size.force.rawValue, Crop.none.rawValue) }
             return (width, height, growth.rawValue, Crop.none.rawValue)
         case (.cover, .thumbnail(let crop)):

@@ -64,7 +64,7 @@ extension ImageRequest {
 
         if let text = values["fit"] {
             guard let mode = FitMode(rawValue: text) else {
-                throw RequestError(parameter: "fit", problem: "must be one of contain, cover, fill, pad")
+                throw RequestError(parameter: "fit", problem: "must be one of contain, cover, fill, pad, auto")
             }
             fit = mode
         }

@@ -19,6 +19,7 @@ public enum ProxyApplication {
         router.add(middleware: observability(runtime))
         router.add(middleware: CORSMiddleware(policy: images.cors))
         router.add(middleware: PublicErrorMiddleware())
+        if let dialects = dialectMiddleware(runtime, images: images) { router.add(middleware: dialects) }
         let admin = CacheAdminHandler(runtime: runtime)
         let prefetch = PrefetchHandler(
             pipeline: runtime.pipeline, intake: images.intake, guards: images.guards,
@@ -48,12 +49,26 @@ public enum ProxyApplication {
         return router
     }
 
+    /// The URL dialects that are on (`compat.*`), nil when none is. The configuration was checked at load.
+    static func dialectMiddleware(_ runtime: ProxyRuntime, images: ImageHandler) -> DialectMiddleware? {
+        let compat = runtime.configuration.compat
+        let imgproxy = compat.imgproxy.enabled ? try? ImgproxyFront(settings: compat.imgproxy) : nil
+        let thumbor = compat.thumbor.enabled ? ThumborFront(settings: compat.thumbor) : nil
+        guard imgproxy != nil || thumbor != nil else { return nil }
+        return DialectMiddleware(images: images, imgproxy: imgproxy, thumbor: thumbor)
+    }
+
     static func observability(_ runtime: ProxyRuntime) -> ObservabilityMiddleware {
-        ObservabilityMiddleware(
+        let compat = runtime.configuration.compat
+        return ObservabilityMiddleware(
             metrics: runtime.metrics, requestLog: runtime.requestLog, statusHistory: runtime.statusHistory,
             accessLog: runtime.accessLog,
             timingAllowOrigin: runtime.configuration.http.timingAllowOrigin,
-            logSourceURLs: runtime.configuration.observability.logSourceURLs)
+            logSourceURLs: runtime.configuration.observability.logSourceURLs,
+            dialectPrefixes: (
+                compat.imgproxy.enabled ? DialectPrefix(compat.imgproxy.prefix) : nil,
+                compat.thumbor.enabled ? DialectPrefix(compat.thumbor.prefix) : nil
+            ))
     }
 
     static func imageHandler(_ runtime: ProxyRuntime) -> ImageHandler {

@@ -69,6 +69,8 @@ extension ProxyConfiguration {
             defaultPreset: configuration.presets.defaultPreset)
         configuration.fetch.s3.endpoint.takeCredentials(from: environment)
         configuration.cache.shared.endpoint.takeCredentials(from: environment)
+        configuration.compat.imgproxy.takeImgproxyEnvironment(environment)
+        try configuration.checkDialects()
         return configuration
     }
 }

@@ -35,6 +35,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     /// Named watermark images (`overlays.<name>.*`, from the file only) and whether requests may give
     /// their own (`overlays.allowUrl`) or text (`overlays.allowText`); both off by default.
     public var overlays = OverlayCatalog.none
+    /// Other image proxies' URL dialects answered beside the native API (`compat.*`); all off by default.
+    public var compat = CompatibilitySettings()
 
     /// Creates the embedded defaults.
     public init() {}

@@ -16,13 +16,20 @@ struct ObservabilityMiddleware: RouterMiddleware {
     let accessLog: AccessLog
     let timingAllowOrigin: String
     let logSourceURLs: Bool
+    /// The prefixes of the URL dialects that are on, for their route labels (`imgproxy`, `thumbor`).
+    var dialectPrefixes: (imgproxy: DialectPrefix?, thumbor: DialectPrefix?) = (nil, nil)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         var context = context
         context.requestID = Self.requestID(from: request.headers[.xRequestID])
         context.timings.requestID = context.requestID
-        let route = Self.route(of: request.uri.path)
+        var route = Self.route(of: request.uri.path)
+        if route == "other", request.method == .get || request.method == .head,
+            let dialect = DialectMiddleware.label(of: request.uri.path, imgproxy: dialectPrefixes.imgproxy, thumbor: dialectPrefixes.thumbor)
+        {
+            route = dialect
+        }
         var response: Response
         do {
             response = try await next(request, context)
@@ -87,7 +94,8 @@ struct ObservabilityMiddleware: RouterMiddleware {
             metrics.recordRequest(route: route, status: status, cache: cacheTier, duration: total)
         }
         let seconds = Double(total.components.seconds) + Double(total.components.attoseconds) / 1e18
-        statusHistory.record(status: status, seconds: seconds, cacheTier: route == "img" ? cacheTier : "none")
+        let imageVariant = route == "img" || RouteTable.dialectLabels.contains(route)
+        statusHistory.record(status: status, seconds: seconds, cacheTier: imageVariant ? cacheTier : "none")
         if let errorReason {
             metrics.recordRejection(reason: errorReason)
             requestLog.recordError(
@@ -98,7 +106,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
 
     private func accessLog(_ request: ObservedRequest, status: Int, bytes: String, cacheTier: String, total: Duration) {
         guard accessLog.isEnabled else { return }
-        let imageRoute = request.route == "img" || request.route == "info"
+        let imageRoute = request.route == "img" || request.route == "info" || RouteTable.dialectLabels.contains(request.route)
         accessLog.write(
             AccessLog.Entry(
                 requestID: request.requestID, method: request.method, route: request.route, status: status, bytes: bytes,

@@ -1,4 +1,5 @@
 import Hummingbird
+import ImageCore
 
 extension ImageHandler {
     /// `GET /info?url=`: the source's size, format, alpha, frames, bytes, dominant colour and BlurHash.
@@ -6,6 +7,11 @@ extension ImageHandler {
         try guards.checkSignedBeyondPresets(request)
         let source = try intake.source(query: guards.query(of: request))
         try guards.checkNotSelf(source)
+        return try await metadata(of: source, request: request, context: context)
+    }
+
+    /// The `/info` answer of `source`, whose checks are done (also thumbor's `meta/`).
+    func metadata(of source: SourceURL, request: Request, context: ProxyRequestContext) async throws -> Response {
         let pipeline = self.pipeline
         let conditions = Self.conditions(of: request)
         let timings = context.timings

@@ -27,6 +27,12 @@ struct ImageHandler: Sendable {
     func handle(_ request: Request, context: ProxyRequestContext) async throws -> Response {
         try guards.check(request)
         let parsed = try intake.image(query: guards.query(of: request), hints: ClientHints(headers: request.headers))
+        return try await serve(parsed, request: request, context: context)
+    }
+
+    /// Answers a parsed image request whose signature (if any is needed) was checked: the native `/img`
+    /// and every URL dialect (``DialectMiddleware``) end here.
+    func serve(_ parsed: ImageIntake.Parsed, request: Request, context: ProxyRequestContext) async throws -> Response {
         let (imageRequest, options) = (parsed.request, parsed.options)
         try guards.checkNotSelf(imageRequest)
         let conditions = Self.conditions(of: request)
@@ -95,7 +101,8 @@ struct ImageHandler: Sendable {
         headers[.contentType] = variant.contentType
         headers[.contentLength] = String(variant.body.readableBytes)
         if let stem = options.filenameStem {
-            headers[.contentDisposition] = "inline; filename=\"\(stem).\(ImageResponseOptions.fileExtension(of: variant.contentType))\""
+            let disposition = options.attachment ? "attachment" : "inline"
+            headers[.contentDisposition] = "\(disposition); filename=\"\(stem).\(ImageResponseOptions.fileExtension(of: variant.contentType))\""
         }
         return (.ok, headers, variant.body)
     }

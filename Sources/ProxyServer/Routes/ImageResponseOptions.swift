@@ -11,21 +11,32 @@ struct ImageResponseOptions: Sendable, Hashable, CustomStringConvertible {
     var acceptClientHints = false
     /// The file name without extension for `Content-Disposition` (`http.contentDisposition`); nil for none.
     var filenameStem: String?
+    /// `Content-Disposition: attachment` instead of `inline` (a dialect's download option).
+    var attachment = false
 
     /// `/info` and other answers that depend on nothing but the source.
     static let plain = ImageResponseOptions()
 
-    var description: String { "\(vary.joined(separator: ","))|\(acceptClientHints)|\(filenameStem ?? "")" }
+    var description: String { "\(vary.joined(separator: ","))|\(acceptClientHints)|\(filenameStem ?? "")|\(attachment)" }
 
     /// A download name's stem from a source URL's last path segment: without its extension, only
     /// letters, digits, `-`, `_` and `.` (others become `_`), at most 100 characters; `image` when empty.
     static func filenameStem(of source: SourceURL) -> String {
-        let path = source.absoluteString.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+        filenameStem(ofPath: source.absoluteString.split(separator: "?", maxSplits: 1).first.map(String.init) ?? "")
+    }
+
+    /// A download name's stem from a URL path (see ``filenameStem(of:)``).
+    static func filenameStem(ofPath path: String) -> String {
         var last = path.split(separator: "/").last.map(String.init) ?? ""
         if path.hasSuffix("/") || !path.dropFirst(8).contains("/") { last = "" }
         if let dot = last.lastIndex(of: "."), dot != last.startIndex { last = String(last[..<dot]) }
-        let decoded = last.removingPercentEncoding ?? last
-        let safe = String(decoded.map { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_" }.prefix(100))
+        return safeStem(last.removingPercentEncoding ?? last)
+    }
+
+    /// A file name stem safe in a header: only letters, digits, `-`, `_` and `.` (others become `_`), at
+    /// most 100 characters; `image` when empty.
+    static func safeStem(_ name: String) -> String {
+        let safe = String(name.map { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_" }.prefix(100))
         return safe.isEmpty ? "image" : safe
     }
 

@@ -44,7 +44,10 @@ enum RouteTable {
     static func label(of path: String) -> String { labels[path] ?? "other" }
 
     /// Every value the route label takes, `other` included.
-    static var labelValues: [String] { Array(Set(all.map(\.label) + ["other"])).sorted() }
+    static var labelValues: [String] { Array(Set(all.map(\.label) + ["other"] + dialectLabels)).sorted() }
+
+    /// The route labels of the URL dialects' requests (``DialectMiddleware``).
+    static let dialectLabels = ["imgproxy", "thumbor"]
 
     /// The paths CORS covers, each with what a preflight is told it allows.
     static let crossOriginPaths: [String: String] = Dictionary(
