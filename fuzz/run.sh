@@ -62,7 +62,8 @@ while IFS= read -r object; do crypto_objects+=("$object"); done < <(find .build/
   .build/debug/CryptoBoringWrapper.build .build/debug/CCryptoBoringSSL.build .build/debug/CCryptoBoringSSLShims.build -name '*.o')
 crypto_include=.build/checkouts/swift-crypto/Sources
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
-  fuzz/request_intake/FuzzRequestIntake.swift Sources/ImageCore/Request/*.swift Sources/ImageCore/SHA256Hex.swift \
+  fuzz/request_intake/FuzzRequestIntake.swift Sources/ImageCore/Request/*.swift Sources/ImageCore/Dialects/*.swift \
+  Sources/ImageCore/SHA256Hex.swift Sources/ImageCore/Imaging/SourceFormat.swift \
   Sources/ImageCore/Imaging/ResizeBox.swift Sources/ImageCore/Imaging/ResizeBox+OutputBound.swift \
   Sources/ImageCore/Imaging/SourceHeader.swift \
   Sources/ImageCore/ReportableError.swift Sources/ProxyServer/FastPath/RawRequestHead.swift \

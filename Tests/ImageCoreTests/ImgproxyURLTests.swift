@@ -20,8 +20,10 @@ import Testing
         }
     }
 
+    /// The native request of `pairs`; `format=source` unless they name a format (the dialect's default).
     private func native(_ pairs: [(String, String)]) throws -> ImageRequest {
-        try ImageRequest(query: [(name: "url", value: Self.source)] + pairs.map { (name: $0.0, value: $0.1) }, limits: limits)
+        let format = pairs.contains { $0.0 == "format" } ? [] : [(name: "format", value: "source")]
+        return try ImageRequest(query: [(name: "url", value: Self.source)] + pairs.map { (name: $0.0, value: $0.1) } + format, limits: limits)
     }
 
     @Test func plainAndBase64SourcesWithTheirExtensions() throws {
@@ -58,7 +60,8 @@ import Testing
             ("w:300/q:70/f:webp", [("w", "300"), ("q", "70"), ("format", "webp")]),
             ("w:300/ext:png/fq:png:40:webp:70", [("w", "300"), ("format", "png"), ("q", "40")]),
             ("w:300/mb:20000/format:jpg", [("w", "300"), ("max_bytes", "20000"), ("format", "jpg")]),
-            ("w:300/bl:2/sh:0.5/rot:90/t:10", [("w", "300"), ("filter", "trim,rotate:90,blur:2,sharpen:0.5")]),
+            ("w:300/bl:2/sh:0.5/rot:90/t:10", [("h", "300"), ("filter", "trim,rotate:90,blur:2,sharpen:0.5")]),
+            ("rs:fill:300:200/rot:180", [("w", "300"), ("h", "200"), ("fit", "cover"), ("filter", "rotate:180")]),
             ("w:300/bg:255:0:16", [("w", "300"), ("bg", "ff0010")]),
             ("w:300/background:FF0010", [("w", "300"), ("bg", "ff0010")]),
             ("c:0.5:0.25:nowe/w:300", [("w", "300"), ("crop", "0.000000,0.000000,0.500000,0.250000")]),
@@ -90,7 +93,7 @@ import Testing
         let refusals: [(String, String)] = [
             ("pd:10", "pd"), ("min-width:100", "min-width"), ("zoom:2", "zoom"), ("g:no:10:0", "g"), ("c:300:200", "c"),
             ("rs:fill:300:200:0:1", "rs"), ("t:20", "t"), ("ar:0", "ar"), ("sm:false", "sm"), ("wm:0.5", "wm"), ("wm:1", "wm"),
-            ("rot:45", "rot"), ("fq:webp:70", "fq"), ("bogus:1", "bogus"), ("el:maybe", "el"), ("rs:stretch:1:1", "rs"),
+            ("rot:45", "rot"), ("rot:90/g:no", "rot"), ("rot:270/c:0.5:0.5", "rot"), ("fq:webp:70", "fq"), ("bogus:1", "bogus"), ("el:maybe", "el"), ("rs:stretch:1:1", "rs"),
             ("w:abc", "w"), ("w:5000", "w"), ("dpr:9", "dpr"), ("mb:10", "mb"), ("f:tiff", "f"), ("bl:500", "bl"),
             ("rs:fit:99999999999:1", "rs"),
         ]

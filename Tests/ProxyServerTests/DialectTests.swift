@@ -118,7 +118,7 @@ import TestSupport
                 let dialect = try await Self.get(proxy, "/insecure/rs:auto:\(box.0):\(box.1)/plain/\(base)/cat.jpg")
                 let image = try VipsImage.decode(dialect.bytes)
                 #expect(dialect.status == .ok && image.width == expected.0 && image.height == expected.1, "\(box)")
-                var native = [("url", base + "/cat.jpg"), ("w", String(box.0)), ("fit", "auto")]
+                var native = [("url", base + "/cat.jpg"), ("w", String(box.0)), ("fit", "auto"), ("format", "source")]
                 if box.1 > 0 { native.append(("h", String(box.1))) }
                 #expect(try await proxy.image(native).headers[.eTag] == dialect.headers[.eTag])
             }

@@ -9,8 +9,13 @@
 // 2^31 - 1 a side) and its thumbnail arguments computed (Sources/ImageCore/Imaging/ResizeBox*.swift and
 // SourceHeader.swift, issue #63): no trap, every side within Int32 and the given sides within maxDimension.
 //
-// Input layout: lines. The first is the query string (`name=value&...`, percent-encoded); each further
-// line is a header `Name: value`. The same bytes are also framed as a raw request head.
+// The URL dialects too (Sources/ImageCore/Dialects, issue #59): a first line starting with `/` is a request
+// target, read as an imgproxy URL and as a thumbor URL, each turned into the native query that then goes
+// the same way.
+//
+// Input layout: lines. The first is the query string (`name=value&...`, percent-encoded) or a dialect's
+// request target (`/insecure/rs:fill:300:200/plain/...`, `/unsafe/300x200/smart/...`); each further line is
+// a header `Name: value`. The same bytes are also framed as a raw request head.
 
 import Foundation
 
@@ -42,13 +47,30 @@ public func fuzzRequestIntake(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
         let name = line[..<colon].lowercased()
         headers[name] = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
     }
+    guard !queryLine.hasPrefix("/") else {
+        if let url = try? ImgproxyURL(target: queryLine), let dialect = try? url.translated(choices: .init(watermarkOverlay: "logo")) {
+            precondition(dialect.value(of: "url") == url.source, "the imgproxy source is the native url")
+            fuzzNativeQuery(dialect.query, headers: headers, bytes: bytes)
+        }
+        if let url = try? ThumborURL(target: queryLine), let dialect = try? url.translated() {
+            precondition(dialect.value(of: "url") == url.image, "the thumbor image is the native url")
+            fuzzNativeQuery(dialect.query, headers: headers, bytes: bytes)
+        }
+        return 0
+    }
     let query: [(name: String, value: String)] = queryLine.split(separator: "&").map { pair in
         let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         func decoded(_ part: Substring) -> String { String(part).removingPercentEncoding ?? String(part) }
         return (decoded(parts[0]), parts.count > 1 ? decoded(parts[1]) : "")
     }
+    fuzzNativeQuery(query, headers: headers, bytes: bytes)
+    return 0
+}
+
+/// A native query through parsing, the hints, the box arithmetic and the variant key.
+func fuzzNativeQuery(_ query: [(name: String, value: String)], headers: [String: String], bytes: UnsafeRawBufferPointer) {
     let limits = fuzzLimits
-    guard var request = try? ImageRequest(query: query, limits: limits) else { return 0 }
+    guard var request = try? ImageRequest(query: query, limits: limits) else { return }
     let hints = ClientHints(header: { headers[$0.lowercased()] })
     if let dpr = hints.dpr { precondition(ClientHints.dprRange.contains(dpr), "a DPR hint within its range") }
     for policy in [ClientHints.Policy(clientHints: true, saveDataQuality: 40), .none] {
@@ -67,7 +89,6 @@ public func fuzzRequestIntake(_ data: UnsafeRawPointer, _ count: Int) -> CInt {
             precondition(!text.markup.contains("<") && TextOverlay.sizeRange.contains(text.size), "text is escaped and sized")
         }
     }
-    return 0
 }
 
 /// Source sizes for the box arithmetic: the `size` line's, else sides drawn from the input's bytes (FNV-1a),
@@ -89,7 +110,10 @@ func fuzzHeaderSizes(_ headers: [String: String], bytes: UnsafeRawBufferPointer)
 func checkBoxArithmetic(_ request: ImageRequest, headers: [String: String], bytes: UnsafeRawBufferPointer, maxDimension: Int) {
     for (width, height, orientation) in fuzzHeaderSizes(headers, bytes: bytes) {
         let header = SourceHeader(width: width, height: height, orientation: (1...8).contains(orientation) ? orientation : 1)
-        let box = ResizeBox(request: request).bounded(toMaxDimension: maxDimension, for: header)
+        var resolved = request
+        resolved.fit = request.fit.resolved(
+            boxWidth: request.width, boxHeight: request.height, sourceWidth: header.orientedSize.width, sourceHeight: header.orientedSize.height)
+        let box = ResizeBox(request: resolved).bounded(toMaxDimension: maxDimension, for: header)
         precondition((box.width ?? 1) <= maxDimension && (box.height ?? 1) <= maxDimension, "the box within maxDimension")
         let fitted = box.coverBoxFitted(to: header)
         let arguments = fitted.thumbnailArguments(for: header)

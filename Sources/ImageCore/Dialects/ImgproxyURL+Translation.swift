@@ -47,6 +47,8 @@ extension ImgproxyURL {
         if state.format == nil, let sourceExtension {
             state.format = (sourceExtension, "extension")
         }
+        // imgproxy answers in the source's format when neither an option nor the extension names one.
+        if state.format == nil { state.format = ("source", "format") }
         return try state.request(source: source)
     }
 
@@ -297,8 +299,15 @@ extension ImgproxyURL {
             var request = DialectRequest()
             request.set("url", source, option: "url")
             if !presets.isEmpty { request.set("preset", presets.joined(separator: ","), option: presetOption) }
-            if width.value > 0 { request.set("w", String(width.value), option: width.option) }
-            if height.value > 0 { request.set("h", String(height.value), option: height.option) }
+            // imgproxy turns the source first and sizes the turned image; the native rotate filter turns the
+            // output, so a quarter turn swaps the box's sides (the crop and gravity would turn too: refused).
+            let quarterTurn = rotate.map { $0.degrees % 180 != 0 } ?? false
+            if let rotate, rotate.degrees != 0, crop != nil || focalPoint != nil || (gravity.map { $0.gravity != .centre } ?? false) {
+                throw RequestError(parameter: rotate.option, problem: "is supported without crop, focal point or gravity other than ce")
+            }
+            let (boxWidth, boxHeight) = quarterTurn ? (height, width) : (width, height)
+            if boxWidth.value > 0 { request.set("w", String(boxWidth.value), option: boxWidth.option) }
+            if boxHeight.value > 0 { request.set("h", String(boxHeight.value), option: boxHeight.option) }
             if let dpr { request.set("dpr", dpr.value, option: dpr.option) }
             var fit = ImgproxyURL.resizingTypes[resizingType.type] ?? "contain"
             if let extend {
@@ -325,7 +334,7 @@ extension ImgproxyURL {
             if let quality { request.set("q", String(quality.value), option: quality.option) }
             if let formatQualityOption, !formatQuality.isEmpty {
                 // imgproxy picks the quality of the output format; a negotiated format has none to pick.
-                guard let format else {
+                guard let format, format.name != "source" else {
                     throw RequestError(parameter: formatQualityOption, problem: "needs a fixed output format (format or an extension)")
                 }
                 if let chosen = formatQuality[format.name == "jpg" ? "jpeg" : format.name], chosen > 0 {

@@ -76,11 +76,19 @@ extension ThumborURL {
                 if try number(arguments[0]) > 0 { filters.append("sharpen:\(DialectArguments.text(min(max(radius, 0.1), 10)))") }
             case "grayscale":
                 try none()
-                filters.append("grayscale")
+                filters.append("grayscale:601")
             case "brightness", "contrast":
-                let amount = try number(try one())
-                guard (-100...100).contains(amount) else { throw RequestError(parameter: label, problem: "takes -100...100") }
-                filters.append("\(name):\(DialectArguments.text(1 + amount / 100))")
+                let text = try one()
+                guard text.utf8.count <= 4, let amount = Int(text), (-100...100).contains(amount) else {
+                    throw RequestError(parameter: label, problem: "takes a whole number in -100...100")
+                }
+                // As thumbor's: brightness adds 255·n/100 to each channel; contrast scales around 128 by
+                // ((n+100)²/100)/100, both in integer steps.
+                if name == "brightness" {
+                    filters.append("lighten:\(255 * amount / 100)")
+                } else {
+                    filters.append("contrast:\(DialectArguments.text(Double((amount + 100) * (amount + 100) / 100) / 100))")
+                }
             case "rotate":
                 let angle = try DialectArguments.count(try one(), option: label)
                 guard angle % 90 == 0 else { throw RequestError(parameter: label, problem: "must be a multiple of 90") }
@@ -144,8 +152,12 @@ extension ThumborURL {
             if bothSides { request.set("fit", "pad", option: "fit-in") }
         }
         if let background { request.set("bg", background.hex, option: background.option) }
+        // thumbor's upscale() grows a fit-in image only into a box with both sides.
+        if fitIn != nil, !bothSides { enlarge = false }
         if enlarge, request.value(of: "w") != nil || request.value(of: "h") != nil { request.set("enlarge", "1", option: "upscale") }
         if !filters.isEmpty { request.set("filter", filters.joined(separator: ","), option: "filters") }
+        // thumbor answers in the source's format unless format() says otherwise.
+        if request.value(of: "format") == nil { request.set("format", "source", option: "format") }
         return request
     }
 

@@ -14,7 +14,7 @@ struct EncodeStep {
     func apply(to image: VipsImage, deadline: TransformDeadline) throws(ImagingError) -> EncodedImage {
         let output: OutputFormat = switch choice {
         case .fixed(let fixed): fixed
-        case .jpegOrPNG: image.hasAlpha ? .png : .jpeg
+        case .jpegOrPNG, .source: image.hasAlpha ? .png : .jpeg
         }
         deadline.watch(image)
         if let budget = request.maxBytes, !request.placeholder, SizeTargetEncoder.applies(to: output) {

@@ -29,7 +29,7 @@ public enum EncoderWorkingSet {
     public static func bytes(for choice: FormatChoice, pixels: Int) -> Int {
         let perPixel = switch choice {
         case .fixed(let format): bytesPerPixel(format)
-        case .jpegOrPNG: max(bytesPerPixel(.jpeg), bytesPerPixel(.png))
+        case .jpegOrPNG, .source: max(bytesPerPixel(.jpeg), bytesPerPixel(.png))
         }
         return perPixel * max(0, pixels)
     }

@@ -5,7 +5,7 @@ struct FilterStep {
     func apply(to image: VipsImage) throws(ImagingError) -> VipsImage {
         switch filter {
         case .blur, .sharpen: try DetailFilterStep(filter: filter).apply(to: image)
-        case .grayscale, .sepia, .brightness, .contrast: try ToneFilterStep(filter: filter).apply(to: image)
+        case .grayscale, .grayscale601, .sepia, .brightness, .contrast, .lighten: try ToneFilterStep(filter: filter).apply(to: image)
         case .rotate, .flip, .flop, .trim: try GeometryFilterStep(filter: filter).apply(to: image)
         case .round, .circle: try MaskFilterStep(filter: filter).apply(to: image)
         }

@@ -153,7 +153,7 @@ public struct ImageTransformer: Sendable {
             request.watermark = nil
             request.text = nil
         }
-        var choice = choice
+        var choice = choice.resolved(forSource: SourceFormat(sniffing: source))
         var box = boundedBox(for: request, header: header, choice: choice)
         for (capped, limit) in [(OutputFormat.jxl, encoding.jxlMaxPixels), (.avif, encoding.avifMaxPixels)]
         where choice == .fixed(capped) && box.estimatedOutputPixels(for: header) > limit {
@@ -521,7 +521,7 @@ public struct ImageTransformer: Sendable {
         let output: OutputFormat
         switch choice {
         case .fixed(let fixed): output = fixed
-        case .jpegOrPNG: output = header.hasAlpha ? .png : .jpeg
+        case .jpegOrPNG, .source: output = header.hasAlpha ? .png : .jpeg
         }
         let shrink = source == .jpeg ? box.coverBoxFitted(to: header).jpegShrink(for: header) : 1
         let frames = max(1, min(box.frames, header.frames))
@@ -538,8 +538,10 @@ public struct ImageTransformer: Sendable {
         guard let (_, header) = try? SourceHeader.checked(
             source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput)
         else { return nil }
+        let format = SourceFormat(sniffing: source)
+        let choice = choice.resolved(forSource: format)
         let box = boundedBox(for: request, header: header, choice: choice)
-        return cost(of: request, header: header, box: box, choice: choice, source: SourceFormat(sniffing: source))
+        return cost(of: request, header: header, box: box, choice: choice, source: format)
     }
 
     /// Refuses a plan whose ``cost(of:header:box:choice:source:)`` is over ``maxTransformCpuMilliseconds``.

@@ -4,14 +4,18 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
     case blur(sigma: Double)
     /// Unsharp mask, `sharpen` or `sharpen:SIGMA` (0.1...10, default 1).
     case sharpen(sigma: Double)
-    /// Greyscale, `grayscale`.
+    /// Greyscale, `grayscale` (libvips' luminance).
     case grayscale
+    /// Greyscale from Rec. 601 luma of the sRGB values, `grayscale:601` (as Pillow and thumbor make it).
+    case grayscale601
     /// Sepia tone, `sepia`.
     case sepia
     /// Brightness multiplier, `brightness:F` (0...4; 1 unchanged).
     case brightness(Double)
     /// Contrast around mid-grey, `contrast:F` (0...4; 1 unchanged).
     case contrast(Double)
+    /// A value added to every colour channel, `lighten:D` (-255...255; thumbor's and imgproxy's brightness).
+    case lighten(Int)
     /// Clockwise rotation, `rotate:90|180|270`.
     case rotate(degrees: Int)
     /// Upside down, `flip`.
@@ -31,9 +35,11 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
         case .blur(let sigma): "blur:\(sigma)"
         case .sharpen(let sigma): "sharpen:\(sigma)"
         case .grayscale: "grayscale"
+        case .grayscale601: "grayscale:601"
         case .sepia: "sepia"
         case .brightness(let factor): "brightness:\(factor)"
         case .contrast(let factor): "contrast:\(factor)"
+        case .lighten(let delta): "lighten:\(delta)"
         case .rotate(let degrees): "rotate:\(degrees)"
         case .flip: "flip"
         case .flop: "flop"
@@ -46,12 +52,12 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
     /// Whether the filter only changes colours (so it can run on every frame of an animation).
     public var isColourOnly: Bool {
         switch self {
-        case .blur, .sharpen, .grayscale, .sepia, .brightness, .contrast: true
+        case .blur, .sharpen, .grayscale, .grayscale601, .sepia, .brightness, .contrast, .lighten: true
         case .rotate, .flip, .flop, .round, .circle, .trim: false
         }
     }
 
-    static let names = "blur, sharpen, grayscale, sepia, brightness, contrast, rotate, flip, flop, round, circle, trim"
+    static let names = "blur, sharpen, grayscale, sepia, brightness, contrast, lighten, rotate, flip, flop, round, circle, trim"
 
     /// Parses one comma-separated step of the `filter` parameter.
     static func parse(_ step: Substring) throws(RequestError) -> ImageFilter {
@@ -77,10 +83,17 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
         switch name {
         case "blur": return .blur(sigma: try number(0.1...100))
         case "sharpen": return .sharpen(sigma: try number(0.1...10, default: 1))
-        case "grayscale", "greyscale": return try none(.grayscale)
+        case "grayscale", "greyscale":
+            if argument == "601" { return .grayscale601 }
+            return try none(.grayscale)
         case "sepia": return try none(.sepia)
         case "brightness": return .brightness(try number(0...4))
         case "contrast": return .contrast(try number(0...4))
+        case "lighten":
+            guard let argument, argument.utf8.count <= 4, let delta = Int(argument), (-255...255).contains(delta) else {
+                throw RequestError(parameter: "filter", problem: "lighten takes a whole number in -255...255")
+            }
+            return .lighten(delta)
         case "rotate":
             guard let argument, let degrees = Int(argument), [90, 180, 270].contains(degrees) else {
                 throw RequestError(parameter: "filter", problem: "rotate takes 90, 180 or 270")

@@ -7,9 +7,10 @@ extension ImageRequest {
     /// WebP when accepted, else JPEG (PNG when the result has alpha). Returns whether the choice depended
     /// on `Accept` (the response then varies on it).
     public func formatChoice(accept: String?, allowAVIF: Bool, allowJXL: Bool = false) -> (choice: FormatChoice, negotiated: Bool) {
-        guard case .auto = format else {
-            if case .fixed(let fixed) = format { return (.fixed(fixed), false) }
-            return (.jpegOrPNG, false)
+        switch format {
+        case .fixed(let fixed): return (.fixed(fixed), false)
+        case .source: return (.source, false)
+        case .auto: break
         }
         let accepted = Self.acceptedMediaTypes(accept)
         if allowJXL && accepted.contains("image/jxl") { return (.fixed(.jxl), true) }

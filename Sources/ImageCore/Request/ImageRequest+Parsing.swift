@@ -71,10 +71,12 @@ extension ImageRequest {
         if let text = values["format"] {
             if text == "auto" {
                 format = .auto
+            } else if text == "source" {
+                format = .source
             } else if let fixed = OutputFormat(rawValue: text == "jpg" ? "jpeg" : text) {
                 format = .fixed(fixed)
             } else {
-                throw RequestError(parameter: "format", problem: "must be one of auto, jpeg, png, webp, avif, gif, jxl")
+                throw RequestError(parameter: "format", problem: "must be one of auto, source, jpeg, png, webp, avif, gif, jxl")
             }
         }
         if let text = values["q"] {
