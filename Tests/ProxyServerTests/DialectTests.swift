@@ -206,6 +206,20 @@ import TestSupport
         var noOverlay = apart
         noOverlay["IMAGEPROXY_COMPAT_IMGPROXY_WATERMARK"] = "logo"
         await #expect(throws: ConfigurationError.self) { try await ProxyConfiguration.load(filePath: nil, environment: noOverlay) }
+        // A public listener: a dialect taking unsigned URLs makes the deployment open, whatever the native key.
+        var public_ = apart
+        public_["IMAGEPROXY_BIND"] = "0.0.0.0:8080"
+        public_["IMAGEPROXY_SIGNING_KEY"] = "native-key"
+        let publicConfiguration = try await ProxyConfiguration.load(filePath: nil, environment: public_)
+        #expect(throws: ConfigurationError.self, "thumbor's unsafe/ URLs on a public address") { try AccessMode.of(publicConfiguration) }
+        var signedOnly = publicConfiguration
+        signedOnly.compat.thumbor.allowUnsafe = false
+        #expect(try AccessMode.of(signedOnly) == .signed)
+        signedOnly.compat.imgproxy.keys = []
+        signedOnly.compat.imgproxy.salts = []
+        #expect(throws: ConfigurationError.self, "imgproxy URLs without keys") { try AccessMode.of(signedOnly) }
+        signedOnly.fetch.allowlist = HostAllowlist(patterns: ["images.example.com"])
+        #expect(try AccessMode.of(signedOnly) == .allowlist)
         var badPrefix = apart
         badPrefix["IMAGEPROXY_COMPAT_IMGPROXY_PREFIX"] = "images"
         await #expect(throws: ConfigurationError.self) { try await ProxyConfiguration.load(filePath: nil, environment: badPrefix) }

@@ -86,3 +86,39 @@ export function createNextLoader(settings: {
 }): (props: NextLoaderProps) => string;
 /** The narrowest preset at least `width` wide, else the widest. */
 export function presetForWidth(presets: Record<string, number>, width: number): string;
+
+/** imgproxy URL options (compat.imgproxy): the resize meta-option, gravity, quality, format, further segments. */
+export interface ImgproxyOptions {
+  resizingType?: "fit" | "fill" | "fill-down" | "force" | "auto";
+  width?: number;
+  height?: number;
+  enlarge?: boolean;
+  gravity?: string;
+  quality?: number;
+  format?: "jpg" | "jpeg" | "png" | "webp" | "avif" | "gif";
+  /** Further `name:args` segments, as imgproxy spells them. */
+  advanced?: string[];
+}
+export function imgproxyPath(source: string, options?: ImgproxyOptions): string;
+/** Signed as imgproxy signs (hex key and salt), or `insecure` without a key. */
+export function imgproxyURL(
+  base: string, source: string, options?: ImgproxyOptions,
+  signing?: { key?: string; salt?: string; signatureSize?: number; subtle?: SubtleCrypto },
+): Promise<string>;
+
+/** thumbor URL options (compat.thumbor). */
+export interface ThumborOptions {
+  width?: number;
+  height?: number;
+  fitIn?: boolean;
+  flipHorizontally?: boolean;
+  flipVertically?: boolean;
+  halign?: "left" | "center" | "right";
+  valign?: "top" | "middle" | "bottom";
+  smart?: boolean;
+  /** e.g. ["quality(80)", "format(webp)"] */
+  filters?: string[];
+}
+export function thumborPath(image: string, options?: ThumborOptions): string;
+/** Signed as libthumbor signs (the security key), or `unsafe/` without one. */
+export function thumborURL(base: string, image: string, options?: ThumborOptions, signing?: { securityKey?: string; subtle?: SubtleCrypto }): Promise<string>;

@@ -142,3 +142,75 @@ export function createNextLoader({ base, sourceBase, format = "auto", options = 
     return imageURL(base, source, { ...options, width, quality, format });
   };
 }
+
+// The URL dialects the server also answers when they are on (compat.imgproxy, compat.thumbor): for pages
+// that keep their imgproxy or thumbor URLs, and for moving them over one template at a time.
+
+function hexBytes(hex) {
+  if (!/^([0-9a-fA-F]{2})+$/.test(hex)) throw new TypeError("imgproxy keys and salts are hex");
+  return Uint8Array.from(hex.match(/../g), (pair) => parseInt(pair, 16));
+}
+
+async function hmac(hash, key, message, subtle) {
+  const engine = subtle ?? globalThis.crypto?.subtle;
+  if (!engine) throw new Error("Web Crypto is not available: pass { subtle }");
+  const cryptoKey = await engine.importKey("raw", key, { name: "HMAC", hash }, false, ["sign"]);
+  return new Uint8Array(await engine.sign("HMAC", cryptoKey, message));
+}
+
+/**
+ * The path of an imgproxy URL after its signature: `/rs:fit:300:200:0/g:ce/.../plain/<source>@<ext>`.
+ * Options: resizingType (fit, fill, fill-down, force, auto), width, height, enlarge, gravity (no, so, ea, we,
+ * noea, nowe, soea, sowe, ce, sm), quality, format, and `advanced`: further `name:args` segments as they are.
+ */
+export function imgproxyPath(source, { resizingType = "fit", width = 0, height = 0, enlarge = false, gravity, quality, format, advanced = [] } = {}) {
+  const segments = [`rs:${resizingType}:${width}:${height}:${enlarge ? 1 : 0}`];
+  if (gravity) segments.push(`g:${gravity}`);
+  if (quality) segments.push(`q:${quality}`);
+  segments.push(...advanced);
+  return `/${segments.join("/")}/plain/${encodeURIComponent(source)}${format ? "@" + format : ""}`;
+}
+
+/**
+ * A full imgproxy URL, signed as imgproxy signs (HMAC-SHA256 of salt + path, hex key and salt, the digest cut
+ * to `signatureSize` bytes), or `insecure` without a key.
+ * @returns {Promise<string>}
+ */
+export async function imgproxyURL(base, source, options = {}, { key, salt, signatureSize = 32, subtle } = {}) {
+  const path = imgproxyPath(source, options);
+  if (!key) return join(base, "/insecure" + path);
+  const salted = new Uint8Array([...hexBytes(salt ?? ""), ...new TextEncoder().encode(path)]);
+  const mac = await hmac("SHA-256", hexBytes(key), salted, subtle);
+  return join(base, "/" + base64url(mac.slice(0, signatureSize)) + path);
+}
+
+/**
+ * The path of a thumbor URL after its signature: `[fit-in/][-]WxH/[halign/][valign/][smart/][filters:.../]<image>`.
+ * Options: width, height, fitIn, flipHorizontally, flipVertically, halign (left, right), valign (top, bottom),
+ * smart, filters (e.g. ["quality(80)", "format(webp)"]).
+ */
+export function thumborPath(image, { width = 0, height = 0, fitIn = false, flipHorizontally = false, flipVertically = false, halign, valign, smart = false, filters = [] } = {}) {
+  const parts = [];
+  if (fitIn) parts.push("fit-in");
+  if (width || height || flipHorizontally || flipVertically) parts.push(`${flipHorizontally ? "-" : ""}${width}x${flipVertically ? "-" : ""}${height}`);
+  if (halign && halign !== "center") parts.push(halign);
+  if (valign && valign !== "middle") parts.push(valign);
+  if (smart) parts.push("smart");
+  if (filters.length) parts.push("filters:" + filters.join(":"));
+  parts.push(image);
+  return parts.join("/");
+}
+
+/**
+ * A full thumbor URL, signed as libthumbor signs (HMAC-SHA1 of the path, URL-safe base64 with padding), or
+ * `unsafe` without a key.
+ * @returns {Promise<string>}
+ */
+export async function thumborURL(base, image, options = {}, { securityKey, subtle } = {}) {
+  const path = thumborPath(image, options);
+  if (!securityKey) return join(base, "/unsafe/" + path);
+  const encoder = new TextEncoder();
+  const mac = await hmac("SHA-1", encoder.encode(securityKey), encoder.encode(path), subtle);
+  const signature = base64url(mac);
+  return join(base, "/" + signature + "=".repeat((4 - (signature.length % 4)) % 4) + "/" + path);
+}

@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import urllib.parse
 
-__all__ = ["image_path", "image_url", "sign", "signed_image_url", "srcset"]
+__all__ = ["image_path", "image_url", "imgproxy_url", "sign", "signed_image_url", "srcset", "thumbor_url"]
 
 # Option names and the query parameters they become, in the order they are written (the same order as
 # the JavaScript client's, so both make the same URL, cache entry and signature for the same options).
@@ -83,3 +83,54 @@ def srcset(base, source, widths, key=None, **options):
         path = image_path(source, width=width, **options)
         candidates.append("%s%s %dw" % (base.rstrip("/"), sign(path, key) if key else path, width))
     return ", ".join(candidates)
+
+
+# The URL dialects the server also answers when they are on (compat.imgproxy, compat.thumbor).
+
+def imgproxy_url(base, source, key=None, salt=None, signature_size=32, resizing_type="fit", width=0, height=0,
+                 enlarge=False, gravity=None, quality=None, format=None, advanced=()):
+    """An imgproxy URL, signed as imgproxy signs (HMAC-SHA256 of salt + path, hex key and salt, the digest cut to
+    signature_size bytes), or ``insecure`` without a key.
+
+    >>> imgproxy_url("https://img.example.com", "https://example.com/a.jpg", width=300, gravity="sm", format="webp")
+    'https://img.example.com/insecure/rs:fit:300:0:0/g:sm/plain/https%3A%2F%2Fexample.com%2Fa.jpg@webp'
+    """
+    segments = ["rs:%s:%d:%d:%d" % (resizing_type, width, height, 1 if enlarge else 0)]
+    if gravity:
+        segments.append("g:" + gravity)
+    if quality:
+        segments.append("q:%d" % quality)
+    segments.extend(advanced)
+    path = "/" + "/".join(segments) + "/plain/" + urllib.parse.quote(source, safe="") + ("@" + format if format else "")
+    if not key:
+        return base.rstrip("/") + "/insecure" + path
+    digest = hmac.new(bytes.fromhex(key), bytes.fromhex(salt or "") + path.encode(), hashlib.sha256).digest()
+    return base.rstrip("/") + "/" + base64.urlsafe_b64encode(digest[:signature_size]).rstrip(b"=").decode() + path
+
+
+def thumbor_url(base, image, security_key=None, width=0, height=0, fit_in=False, flip_horizontally=False,
+                flip_vertically=False, halign=None, valign=None, smart=False, filters=()):
+    """A thumbor URL, signed as libthumbor signs (HMAC-SHA1 of the path, URL-safe base64 with padding), or
+    ``unsafe/`` without a key.
+
+    >>> thumbor_url("http://my.server.com", "my.server.com/some/path/to/image.jpg", "my-security-key", width=300, height=200)
+    'http://my.server.com/8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x200/my.server.com/some/path/to/image.jpg'
+    """
+    parts = []
+    if fit_in:
+        parts.append("fit-in")
+    if width or height or flip_horizontally or flip_vertically:
+        parts.append("%s%dx%s%d" % ("-" if flip_horizontally else "", width, "-" if flip_vertically else "", height))
+    if halign and halign != "center":
+        parts.append(halign)
+    if valign and valign != "middle":
+        parts.append(valign)
+    if smart:
+        parts.append("smart")
+    if filters:
+        parts.append("filters:" + ":".join(filters))
+    path = "/".join(parts + [image])
+    if not security_key:
+        return base.rstrip("/") + "/unsafe/" + path
+    digest = hmac.new(security_key.encode(), path.encode(), hashlib.sha1).digest()
+    return base.rstrip("/") + "/" + base64.urlsafe_b64encode(digest).decode() + "/" + path

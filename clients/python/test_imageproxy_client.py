@@ -1,7 +1,10 @@
 """Tests of imageproxy_client: URL building and signing, and against the real binary (IMAGEPROXY_BINARY,
 set by the Swift test suite's ClientLibraryTests) with a local origin on 127.0.0.1."""
 
+import base64
 import doctest
+import hashlib
+import hmac
 import http.server
 import os
 import re
@@ -15,7 +18,7 @@ import urllib.error
 import urllib.request
 
 import imageproxy_client
-from imageproxy_client import image_path, sign, signed_image_url, srcset
+from imageproxy_client import image_path, imgproxy_url, sign, signed_image_url, srcset, thumbor_url
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PHOTO = open(os.path.join(HERE, "..", "fixtures", "photo.jpg"), "rb").read()
@@ -99,7 +102,11 @@ class AgainstTheBinary(unittest.TestCase):
         self.cache = tempfile.mkdtemp(prefix="imageproxy-py-")
         self.key = "python-client-key"
         environment = {"PATH": "/usr/bin:/bin", "IMAGEPROXY_BIND": "127.0.0.1:0", "IMAGEPROXY_CACHE_DIR": self.cache,
-                       "IMAGEPROXY_ALLOW_LOOPBACK_SOURCES": "true", "IMAGEPROXY_SIGNING_KEY": self.key}
+                       "IMAGEPROXY_ALLOW_LOOPBACK_SOURCES": "true", "IMAGEPROXY_SIGNING_KEY": self.key,
+                       "IMAGEPROXY_COMPAT_IMGPROXY_ENABLED": "true", "IMAGEPROXY_COMPAT_IMGPROXY_PREFIX": "/ip",
+                       "IMGPROXY_KEY": "7079", "IMGPROXY_SALT": "73616c74",
+                       "IMAGEPROXY_COMPAT_THUMBOR_ENABLED": "true", "IMAGEPROXY_COMPAT_THUMBOR_PREFIX": "/th",
+                       "IMAGEPROXY_COMPAT_THUMBOR_SECURITY_KEY": "thumbor-key"}
         self.proxy = subprocess.Popen([os.environ["IMAGEPROXY_BINARY"]], env=environment, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.PIPE)
         output, deadline = b"", time.time() + 20
@@ -138,6 +145,35 @@ class AgainstTheBinary(unittest.TestCase):
         self.assertEqual(int.from_bytes(body[16:20], "big"), 48)
         self.assertEqual(self.status(base + image_path(source, width=48, format="png"))[0], 403)
         self.assertEqual(self.status(url.replace("w=48", "w=49"))[0], 403)
+
+    def test_imgproxy_and_thumbor_urls_are_served(self):
+        base = "http://127.0.0.1:%d" % self.port
+        source = "http://127.0.0.1:%d/photo.jpg" % self.origin.server_address[1]
+        status, _, body = self.status(imgproxy_url(base + "/ip", source, "7079", "73616c74", width=24, format="png"))
+        self.assertEqual((status, int.from_bytes(body[16:20], "big")), (200, 24))
+        self.assertEqual(self.status(imgproxy_url(base + "/ip", source, width=24))[0], 403)
+        image = source.replace("http://", "")
+        status, _, body = self.status(thumbor_url(base + "/th", image, "thumbor-key", width=20, fit_in=True, filters=["format(png)"]))
+        self.assertEqual((status, int.from_bytes(body[16:20], "big")), (200, 20))
+        self.assertEqual(self.status(thumbor_url(base + "/th", image, width=20))[0], 403)
+
+
+class Dialects(unittest.TestCase):
+    def test_imgproxy_signature_is_imgproxys(self):
+        # imgproxy's examples/signature.py key, salt and path; the digest computed here independently.
+        key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
+        salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
+        url = imgproxy_url("", "http://img.example.com/pretty/image.jpg", key, salt, width=300, height=300)
+        path = "/rs:fit:300:300:0/plain/http%3A%2F%2Fimg.example.com%2Fpretty%2Fimage.jpg"
+        digest = hmac.new(bytes.fromhex(key), bytes.fromhex(salt) + path.encode(), hashlib.sha256).digest()
+        self.assertEqual(url, "/" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode() + path)
+        short = imgproxy_url("", "http://img.example.com/pretty/image.jpg", key, salt, 8, width=300, height=300)
+        self.assertEqual(short, "/" + base64.urlsafe_b64encode(digest[:8]).rstrip(b"=").decode() + path)
+
+    def test_thumbor_filters_and_flips(self):
+        self.assertEqual(thumbor_url("", "a.example/x.jpg", width=300, fit_in=True, flip_vertically=True, halign="left",
+                                     smart=True, filters=["quality(80)"]),
+                         "/unsafe/fit-in/300x-0/left/smart/filters:quality(80)/a.example/x.jpg")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,13 @@ public struct CompatibilitySettings: Sendable, Equatable {
 
     public init() {}
 
+    /// Whether every dialect that is on needs signed URLs: imgproxy with keys, thumbor with a security key and
+    /// no `unsafe/` URLs (``AccessMode``).
+    public var everyDialectSigned: Bool {
+        (!imgproxy.enabled || !imgproxy.keys.filter { !$0.isEmpty }.isEmpty)
+            && (!thumbor.enabled || (!thumbor.securityKey.isEmpty && !thumbor.allowUnsafe))
+    }
+
     /// imgproxy's dialect (`compat.imgproxy.*`).
     public struct Imgproxy: Sendable, Equatable {
         /// Answer imgproxy URLs. Key `compat.imgproxy.enabled`, default false.

@@ -7,7 +7,8 @@ import ProxyEngine
 /// public host on the internet (every source, every size, anyone's CPU): ``of(_:)`` refuses that unless
 /// the operator says `security.allowOpenProxy: true`. In presets-only mode unsigned requests are answered
 /// (a key verifies only the URLs that carry a `sig`), so there only an allowlist or the explicit setting
-/// will do. The mode is shown on the status page and as `imageproxy_access_mode{mode}`.
+/// will do. A URL dialect that is on counts as signed only with its keys (`compat.imgproxy.keys`,
+/// `compat.thumbor.securityKey`) and without thumbor's `unsafe/` URLs. The mode is shown on the status page and as `imageproxy_access_mode{mode}`.
 public enum AccessMode: String, Sendable, CaseIterable {
     /// Every request signed (`security.signingKeys`), any source.
     case signed
@@ -37,6 +38,7 @@ public enum AccessMode: String, Sendable, CaseIterable {
     public static func of(_ configuration: ProxyConfiguration) throws(ConfigurationError) -> AccessMode {
         let presetsOnly = configuration.presets.presetsOnly
         let signed = !configuration.security.signingKeys.filter { !$0.isEmpty }.isEmpty && !presetsOnly
+            && configuration.compat.everyDialectSigned
         let listed = !configuration.fetch.allowlist.patterns.isEmpty
         switch (signed, listed) {
         case (true, true): return .signedAllowlist
@@ -52,6 +54,13 @@ public enum AccessMode: String, Sendable, CaseIterable {
                 "refusing to start: listening on \(configuration.bind) in presets-only mode (http.presetsOnly) with no source "
                     + "allowlist answers unsigned requests for any public host's images. Set \(names[1]) to the hosts your "
                     + "images come from, or \(names[2]): true if an open proxy is what you mean")
+        }
+        if !configuration.compat.everyDialectSigned {
+            throw ConfigurationError(
+                "refusing to start: listening on \(configuration.bind) with a URL dialect that takes unsigned URLs (compat.imgproxy "
+                    + "without keys, or compat.thumbor without a securityKey or with allowUnsafe) and no source allowlist makes this an "
+                    + "open image proxy for every public host. Sign the dialect's URLs, or set \(names[1]), or \(names[2]): true if an "
+                    + "open proxy is what you mean")
         }
         throw ConfigurationError(
             "refusing to start: listening on \(configuration.bind) with neither a signing key nor a source allowlist makes "

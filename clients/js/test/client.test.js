@@ -1,7 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac, webcrypto } from "node:crypto";
-import { createNextLoader, imagePath, imageURL, presetForWidth, responsiveImage, sign, signedImageURL } from "../index.js";
+import {
+  createNextLoader, imagePath, imageURL, imgproxyPath, imgproxyURL, presetForWidth, responsiveImage, sign, signedImageURL, thumborPath,
+  thumborURL,
+} from "../index.js";
 
 const source = "https://example.com/photos/a b.jpg?v=2";
 
@@ -82,4 +85,30 @@ test("watermarks and text overlays", () => {
     imagePath("https://example.com/a.jpg", { width: 300, watermark: "logo", text: "© Example & Co", textColor: "#ffffffcc", textGravity: "southwest", textSize: 18 }),
     "/img?url=https%3A%2F%2Fexample.com%2Fa.jpg&w=300&wm=logo&text=%C2%A9%20Example%20%26%20Co&text_size=18&text_color=ffffffcc&text_g=southwest",
   );
+});
+
+test("imgproxy URLs are signed as imgproxy's own examples sign them", async () => {
+  // imgproxy's examples/signature.py: this key, salt and path (the signature computed here independently).
+  const key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881";
+  const salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5";
+  const subtle = webcrypto.subtle;
+  const url = await imgproxyURL("https://img.example.com", "http://img.example.com/pretty/image.jpg", { width: 300, height: 300 }, { key, salt, subtle });
+  const path = "/rs:fit:300:300:0/plain/http%3A%2F%2Fimg.example.com%2Fpretty%2Fimage.jpg";
+  const expected = createHmac("sha256", Buffer.from(key, "hex")).update(Buffer.concat([Buffer.from(salt, "hex"), Buffer.from(path)])).digest("base64url");
+  assert.equal(url, `https://img.example.com/${expected}${path}`);
+  const short = await imgproxyURL("https://img.example.com", "http://img.example.com/pretty/image.jpg", { width: 300, height: 300 }, { key, salt, signatureSize: 8, subtle });
+  assert.equal(short, `https://img.example.com/${Buffer.from(expected, "base64url").subarray(0, 8).toString("base64url")}${path}`);
+  assert.equal(imgproxyPath("http://a.example/x.jpg", { resizingType: "fill", width: 10, gravity: "sm", format: "webp" }),
+    "/rs:fill:10:0:0/g:sm/plain/http%3A%2F%2Fa.example%2Fx.jpg@webp");
+  assert.equal(await imgproxyURL("", "http://a.example/x.jpg"), "/insecure/rs:fit:0:0:0/plain/http%3A%2F%2Fa.example%2Fx.jpg");
+});
+
+test("thumbor URLs are signed as libthumbor signs them", async () => {
+  // libthumbor's known URL: key "my-security-key", 300x200 of my.server.com/some/path/to/image.jpg.
+  const url = await thumborURL("http://my.server.com", "my.server.com/some/path/to/image.jpg", { width: 300, height: 200 },
+    { securityKey: "my-security-key", subtle: webcrypto.subtle });
+  assert.equal(url, "http://my.server.com/8ammJH8D-7tXy6kU3lTvoXlhu4o=/300x200/my.server.com/some/path/to/image.jpg");
+  assert.equal(thumborPath("a.example/x.jpg", { fitIn: true, width: 300, flipVertically: true, halign: "left", smart: true, filters: ["quality(80)"] }),
+    "fit-in/300x-0/left/smart/filters:quality(80)/a.example/x.jpg");
+  assert.equal(await thumborURL("", "a.example/x.jpg"), "/unsafe/a.example/x.jpg");
 });

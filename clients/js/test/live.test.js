@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { webcrypto } from "node:crypto";
-import { createNextLoader, imagePath, responsiveImage, signedImageURL } from "../index.js";
+import { createNextLoader, imagePath, imgproxyURL, responsiveImage, signedImageURL, thumborURL } from "../index.js";
 
 const binary = process.env.IMAGEPROXY_BINARY;
 const photo = readFileSync(new URL("../../fixtures/photo.jpg", import.meta.url));
@@ -103,6 +103,40 @@ test("the Next.js loader with presets works keyless against a presets-only serve
     assert.equal((bytes[16] << 24) | (bytes[17] << 16) | (bytes[18] << 8) | bytes[19], 64, "next-64: 64 pixels wide");
     const other = await fetch(base + imagePath(source, { width: 48 }));
     assert.equal(other.status, 400, "presets-only refuses w");
+  } finally {
+    proxy.child.kill("SIGTERM");
+    origin.close();
+    rmSync(cache, { recursive: true, force: true });
+  }
+});
+
+test("imgproxy and thumbor URLs made by this client are served by the real binary", { skip: !binary && "IMAGEPROXY_BINARY not set" }, async () => {
+  const cache = mkdtempSync(join(tmpdir(), "imageproxy-js-"));
+  const origin = await startOrigin();
+  const key = "6a73";
+  const salt = "636c69656e74";
+  const proxy = await startProxy({
+    IMAGEPROXY_CACHE_DIR: cache, IMAGEPROXY_ALLOW_LOOPBACK_SOURCES: "true",
+    IMAGEPROXY_COMPAT_IMGPROXY_ENABLED: "true", IMAGEPROXY_COMPAT_IMGPROXY_PREFIX: "/ip", IMGPROXY_KEY: key, IMGPROXY_SALT: salt,
+    IMAGEPROXY_COMPAT_THUMBOR_ENABLED: "true", IMAGEPROXY_COMPAT_THUMBOR_PREFIX: "/th", IMAGEPROXY_COMPAT_THUMBOR_SECURITY_KEY: "thumbor-key",
+  });
+  try {
+    const base = `http://127.0.0.1:${proxy.port}`;
+    const source = `http://127.0.0.1:${origin.address().port}/photo.jpg`;
+    const subtle = webcrypto.subtle;
+    const width = (bytes) => (bytes[16] << 24) | (bytes[17] << 16) | (bytes[18] << 8) | bytes[19];
+    const imgproxy = await imgproxyURL(base + "/ip", source, { width: 24, format: "png" }, { key, salt, subtle });
+    const answer = await fetch(imgproxy);
+    assert.equal(answer.status, 200, await answer.clone().text());
+    assert.equal(width(new Uint8Array(await answer.arrayBuffer())), 24);
+    assert.equal((await fetch(await imgproxyURL(base + "/ip", source, { width: 24 }))).status, 403, "insecure while keys are set");
+
+    const image = source.replace("http://", "");
+    const thumbor = await thumborURL(base + "/th", image, { width: 20, fitIn: true, filters: ["format(png)"] }, { securityKey: "thumbor-key", subtle });
+    const other = await fetch(thumbor);
+    assert.equal(other.status, 200, await other.clone().text());
+    assert.equal(width(new Uint8Array(await other.arrayBuffer())), 20);
+    assert.equal((await fetch(await thumborURL(base + "/th", image, { width: 20 }))).status, 403, "unsafe/ while not allowed");
   } finally {
     proxy.child.kill("SIGTERM");
     origin.close();
