@@ -78,7 +78,8 @@ let package = Package(
             ]
         ),
         // Server: Hummingbird/NIO HTTP (with the memory-hit front), configuration loading, services,
-        // observability wiring.
+        // observability wiring, the URL dialects. The module says what it is (the server); its folder is the
+        // service's core, as the design card names it.
         .target(
             name: "ProxyServer",
             dependencies: [
@@ -98,6 +99,7 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
+            path: "Sources/ProxyCore",
             // api/openapi.json, the one source of the OpenAPI document, becomes `OpenAPIDocument.json`.
             plugins: ["EmbedOpenAPIDocument"]
         ),

@@ -9,7 +9,7 @@
 #   - containers: Sources/CVipsShim/{frame_count,icc_profile,webp_scaled}.c (GIF/WebP frame counts, the WebP
 #     metadata rewrite, the ICC profile check, our driving of libwebp's scaled decode into the reused
 #     buffer of thread_buffer.c) under libFuzzer + ASan + UBSan;
-#   - raw_request_head: the memory-hit framing parser (Sources/ProxyServer/FastPath/RawRequestHead.swift) under
+#   - raw_request_head: the memory-hit framing parser (Sources/ProxyCore/FastPath/RawRequestHead.swift) under
 #     swiftc -sanitize=fuzzer,address;
 #   - request_intake: every value a request brings (query, client hints, Save-Data, Accept) through
 #     ImageRequest parsing, the hints and the variant key (Sources/ImageCore/Request), the resize box held to
@@ -51,8 +51,8 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
-  fuzz/raw_request_head/FuzzRawRequestHead.swift Sources/ProxyServer/FastPath/RawRequestHead.swift \
-  Sources/ImageCore/Request/ClientHints.swift Sources/ProxyServer/Routes/ClientHints+HeaderNames.swift \
+  fuzz/raw_request_head/FuzzRawRequestHead.swift Sources/ProxyCore/FastPath/RawRequestHead.swift \
+  Sources/ImageCore/Request/ClientHints.swift Sources/ProxyCore/Routes/ClientHints+HeaderNames.swift \
   -o "$out/fuzz_raw_request_head" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # The intake links the real SHA-256 (swift-crypto) from the debug build's objects.
@@ -62,12 +62,12 @@ while IFS= read -r object; do crypto_objects+=("$object"); done < <(find .build/
   .build/debug/CryptoBoringWrapper.build .build/debug/CCryptoBoringSSL.build .build/debug/CCryptoBoringSSLShims.build -name '*.o')
 crypto_include=.build/checkouts/swift-crypto/Sources
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
-  fuzz/request_intake/FuzzRequestIntake.swift Sources/ImageCore/Request/*.swift Sources/ImageCore/Dialects/*.swift \
-  Sources/ImageCore/SHA256Hex.swift Sources/ImageCore/Imaging/SourceFormat.swift \
-  Sources/ImageCore/Imaging/ResizeBox.swift Sources/ImageCore/Imaging/ResizeBox+OutputBound.swift \
-  Sources/ImageCore/Imaging/SourceHeader.swift \
-  Sources/ImageCore/ReportableError.swift Sources/ProxyServer/FastPath/RawRequestHead.swift \
-  Sources/ProxyServer/Routes/ClientHints+HeaderNames.swift -I .build/debug/Modules \
+  fuzz/request_intake/FuzzRequestIntake.swift Sources/ImageCore/Request/*.swift Sources/ImageCore/Request/Overlays/*.swift Sources/ImageCore/Dialects/*.swift \
+  Sources/ImageCore/SHA256Hex.swift Sources/ImageCore/Imaging/Decode/SourceFormat.swift \
+  Sources/ImageCore/Imaging/Geometry/ResizeBox.swift Sources/ImageCore/Imaging/Geometry/ResizeBox+OutputBound.swift \
+  Sources/ImageCore/Imaging/Decode/SourceHeader.swift \
+  Sources/ImageCore/ReportableError.swift Sources/ProxyCore/FastPath/RawRequestHead.swift \
+  Sources/ProxyCore/Routes/ClientHints+HeaderNames.swift -I .build/debug/Modules \
   -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSL/include/module.modulemap \
   -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSLShims/include/module.modulemap \
   "${crypto_objects[@]}" -o "$out/fuzz_request_intake" >"$out/request_intake.log" 2>&1 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The package's layers (README, Layout): ImageCore ← ProxyEngine ← ProxyServer ← ImageProxy. Fails when a
+# The package's layers (docs/architecture.md): ImageCore ← ProxyEngine ← ProxyServer ← ImageProxy. Fails when a
 # target declares a dependency on a layer above it, or on a web framework it must not know: ImageCore
 # knows no HTTP (Hummingbird, NIO, HTTP types) and ProxyEngine no Hummingbird. Also fails when a file
 # imports a module its target does not declare (the toolchain's own modules aside), and when a target
@@ -58,3 +58,40 @@ for target in checked:
 sys.exit(1 if failed else 0)
 '
 echo "check-layers: ok"
+
+# Rooms a newcomer can name (issue #58): no Sources folder holds more than 18 files, no Swift file under
+# Sources more than 300 lines, except where a file is better whole (each exception says why).
+python3 - <<'PY'
+import os, sys
+max_files, max_lines = 18, 300
+whole = {
+    "Sources/CVipsShim": "the C, one folder until it is split by codec (issue #58's second step)",
+}
+whole_files = {
+    "Sources/ProxyEngine/Queue/TransformMemoryBudget.swift": "one state machine as a value type: its states and transitions read together",
+    "Sources/ProxyEngine/Pipeline/ImagePipeline.swift": "the request path from key to variant, in the order a miss takes it",
+    "Sources/ProxyEngine/Cache/DiskCache.swift": "one actor over one SQLite index: every statement beside the state it guards",
+    "Sources/ProxyEngine/Cache/Shared/SharedTier.swift": "one actor: the shared tier's reads, writes and breaker together",
+    "Sources/ProxyEngine/Metrics/ProxyMetrics.swift": "every metric object, created once, in one list",
+}
+failed = False
+for folder, _, files in os.walk("Sources"):
+    count = len([name for name in files if not name.startswith(".")])
+    if count > max_files and folder not in whole:
+        print(f"check-layers: {folder} holds {count} files (at most {max_files}): split it into rooms", file=sys.stderr)
+        failed = True
+    for name in files:
+        path = os.path.join(folder, name)
+        if name.endswith(".swift") and path not in whole_files:
+            lines = sum(1 for _ in open(path, encoding="utf-8"))
+            if lines > max_lines:
+                print(f"check-layers: {path} has {lines} lines (at most {max_lines})", file=sys.stderr)
+                failed = True
+for path in list(whole) + list(whole_files):
+    if not os.path.exists(path):
+        print(f"check-layers: {path} is listed as better whole but does not exist", file=sys.stderr)
+        failed = True
+if failed:
+    sys.exit(1)
+print("check-layers: rooms ok")
+PY

@@ -12,7 +12,7 @@
  * libvips' header read of a JPEG first asks every loader whether the bytes are theirs, builds an image
  * object, formats every EXIF tag it finds into a string field and parses the resolution; on a miss of a
  * baseline web JPEG that was ~0.05-0.15 ms of glib, gobject and libexif work on the request's task for
- * four numbers (bench/RESULTS.md, session 35). Here:
+ * four numbers (bench/RESULTS.md, 2026-11-26 (the fixed cost of a miss)). Here:
  *   - libjpeg reads the markers up to the first scan (jpeg_read_header) and assembles the ICC profile
  *     from its APP2 segments (jpeg_read_icc_profile);
  *   - libexif parses the first APP1 segment that starts "Exif", as libvips does (the specification's

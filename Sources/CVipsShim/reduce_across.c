@@ -10,7 +10,7 @@
  *
  * libvips 8.14 reduces down with an orc vector program but across with a scalar loop over each output
  * sample's taps: on this machine its reduceh of a 3840x2160 photograph by 2 costs ~80 ms, ten times its
- * reducev (bench/RESULTS.md, session 33). Here each row is widened once to four floats a pixel (one SIMD
+ * reducev (bench/RESULTS.md, 2026-11-26 (WebP decoded once into memory)). Here each row is widened once to four floats a pixel (one SIMD
  * register) and every output pixel is a weighted sum of those vectors, with the weights of each output
  * column computed once for the image (exactly at its position; libvips rounds the position to 1/64 of a
  * pixel and its weights to 12 bits, so the two differ by a level here and there).
@@ -157,7 +157,7 @@ static inline void ipx_across_store(ipx_v4f sum, VipsPel *q, int bands) {
 /* Output pixels in pairs, each pair's two vectors of four lanes side by side in one of eight (one AVX
    register where the CPU has it): every lane sees the same multiplications and additions in the same
    order as one pixel alone, so the bytes are the same with or without AVX2 (which halves the vector
-   operations; with the cheaper store, a reduce by 1.33-4 costs 5-19% less, bench/RESULTS.md session 43).
+   operations; with the cheaper store, a reduce by 1.33-4 costs 5-19% less, bench/RESULTS.md 2026-11-27 (a faster one-pass reduce)).
    Two sums a pixel, so that each addition does not wait for the one before; the first tap goes to `odd`
    (it used to follow a tap of weight 0 at the front), so every sample is the same as before the taps of
    weight 0 were left out. */
@@ -242,7 +242,7 @@ int ipx_reduce_across_lanczos3(VipsImage *in, VipsImage **out, double shrink) {
  * rounding between them: for each output row, the input rows under its taps are summed into one row of
  * samples (extended at the top and bottom edges by copying, as libvips' reducev does), which is widened
  * and reduced across as above. libvips' reducev compiles an orc program for every image it reduces
- * (~0.1 ms of code generation on a 300 px miss, bench/RESULTS.md session 35) and runs as a lazy
+ * (~0.1 ms of code generation on a 300 px miss, bench/RESULTS.md 2026-11-26 (the fixed cost of a miss)) and runs as a lazy
  * pipeline with regions; here there is one loop, vectorised by the compiler for AVX2 where the CPU has it. */
 
 typedef unsigned char ipx_v8u8 __attribute__((vector_size(8)));

@@ -671,7 +671,7 @@ int ipx_vips_has_real_alpha(VipsImage *in) {
 /* Reduces by `hshrink` across and `vshrink` down with Lanczos3 alone. libvips 8.14's resize box-shrinks
    first from a 4x reduction on, and on an image in memory that box shrink costs several times the
    Lanczos reduce, as does thumbnail's premultiplied float resize of an RGBA image whose alpha is opaque
-   (bench/RESULTS.md, session 31). With `premultiply` (a real alpha) the reduce is premultiplied, as
+   (bench/RESULTS.md, 2026-11-26 (one decode for a srcset)). With `premultiply` (a real alpha) the reduce is premultiplied, as
    vips_thumbnail does. */
 int ipx_vips_reduce_lanczos(VipsImage *in, VipsImage **out, double hshrink, double vshrink, int premultiply) {
     if (!premultiply) {

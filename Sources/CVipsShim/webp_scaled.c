@@ -12,7 +12,7 @@
  * there into its output, which the loader writes into yet another memory image: four images of the
  * decode's size at 3 to 4 bytes a pixel, where this decoder holds one, RGB unless the file has alpha.
  * That made every WebP of 1000 px and more a job larger than the whole transform budget (it ran alone,
- * the other cores waiting; bench/RESULTS.md, session 33).
+ * the other cores waiting; bench/RESULTS.md, 2026-11-26 (WebP decoded once into memory)).
  *
  * libwebp parses the file (its demuxer the container, its decoder the bitstream); this code only drives
  * them. An animation, or a canvas of more than `max_pixels` (the limit the caller checked the header

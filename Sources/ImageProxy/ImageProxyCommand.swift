@@ -14,6 +14,7 @@ struct ImageProxyCommand: AsyncParsableCommand {
             """,
         subcommands: [
             ServeCommand.self, ProbeCommand.self, SignCommand.self, CacheCommand.self, StatusCommand.self, OpenAPICommand.self,
+            SettingsCommand.self,
         ],
         defaultSubcommand: ServeCommand.self)
 }

@@ -40,6 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         if checkConfig {
+            for deprecation in settings.deprecations { FileHandle.standardError.write(Data("warning: \(deprecation)\n".utf8)) }
             print(
                 "configuration ok: listening on \(settings.bind), cache in \(settings.cache.disk.directory), "
                     + "access: \(accessMode.rawValue) (\(accessMode.summary))")
@@ -69,6 +70,9 @@ struct ServeCommand: AsyncParsableCommand {
         let signals = ShutdownSignalService(readiness: runtime.readiness, settings: settings.shutdown, logger: logger)
         let group = ServiceGroup(services: [signals, application], logger: logger)
         signals.attach(to: group)
+        for deprecation in settings.deprecations {
+            logger.warning("deprecated setting", metadata: ["detail": "\(deprecation)"])
+        }
         logger.info("starting", metadata: ["bind": "\(settings.bind)"])
         defer { LogLineWriter.standardError.flush() }  // the last lines reach stderr before the process ends
         try await group.run()

@@ -552,7 +552,7 @@ import TestSupport
     /// Issue #34: a PNG decoded whole to be kept, then a variant made from the kept decode: each stays
     /// within what it reserved (the kept decode counted once, by the cache, while it is kept); opaque
     /// ones reduced to 1200 and 2400 px are variants the reduce makes itself (6 bytes an output pixel
-    /// reserved, session 34).
+    /// reserved, 2026-11-26 (encode on the pool thread)).
     @Test(arguments: [(4, 640), (3, 3000), (4, 1200), (3, 1200), (3, 2400)])
     func aWholeDecodeAndAVariantFromItAreInsideTheirReservations(bands: Int, width: Int) async throws {
         let source = try TestImages.noise(width: 3000, height: 2000, bands: bands).encoded(as: .png).bytes

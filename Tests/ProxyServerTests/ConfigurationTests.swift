@@ -206,3 +206,47 @@ import Testing
         #expect(ListenAddress(parsing: "host:70000") == nil)
     }
 }
+
+/// Environment names users guess (issue #58): the key in upper snake case with an acronym as one word, the
+/// former spelling still read with a warning, and the table of every key generated from the settings.
+@Suite struct EnvironmentNameTests {
+    @Test func acronymsAreWordsAndTheFormerSpellingStillWorks() async throws {
+        let setting = try #require(ProxyConfiguration.settings.first { $0.key == "image.allowJXLInput" })
+        #expect(setting.environmentName == "IMAGEPROXY_IMAGE_ALLOW_JXL_INPUT")
+        #expect(setting.deprecatedEnvironmentName == "IMAGEPROXY_IMAGE_ALLOW_JXLINPUT")
+        #expect(ConfigurationSetting.environmentWords(forKey: "image.autoAVIF") == "IMAGE_AUTO_AVIF")
+        #expect(ConfigurationSetting.environmentWords(forKey: "cache.memoryBytes") == "CACHE_MEMORY_BYTES")
+        #expect(ConfigurationSetting.environmentWords(forKey: "a.parseHTTPHeader2Now") == "A_PARSE_HTTP_HEADER2_NOW")
+
+        let current = try await ProxyConfiguration.load(filePath: nil, environment: ["IMAGEPROXY_IMAGE_ALLOW_JXL_INPUT": "true"])
+        #expect(current.image.transformer.allowJXLInput && current.deprecations.isEmpty)
+        let former = try await ProxyConfiguration.load(filePath: nil, environment: ["IMAGEPROXY_IMAGE_ALLOW_JXLINPUT": "true"])
+        #expect(former.image.transformer.allowJXLInput)
+        #expect(former.deprecations == ["IMAGEPROXY_IMAGE_ALLOW_JXLINPUT is deprecated: name it IMAGEPROXY_IMAGE_ALLOW_JXL_INPUT"])
+        await #expect(throws: ConfigurationError.self) {
+            try await ProxyConfiguration.load(
+                filePath: nil, environment: ["IMAGEPROXY_IMAGE_ALLOW_JXLINPUT": "true", "IMAGEPROXY_IMAGE_ALLOW_JXL_INPUT": "false"])
+        }
+    }
+
+    @Test func everyKeyIsReadUnderItsEnvironmentName() async throws {
+        // Each setting given its own default under its environment name: read, and no name is unknown.
+        let defaults = ProxyConfiguration()
+        for setting in ProxyConfiguration.settings where !setting.isSecret && !setting.read(defaults).isEmpty {
+            let environment = [setting.environmentName: setting.read(defaults)]
+            let loaded = try await ProxyConfiguration.load(filePath: nil, environment: environment)
+            #expect(setting.read(loaded) == setting.read(defaults), "\(setting.environmentName)")
+        }
+        let names = ProxyConfiguration.settings.map(\.environmentName)
+        #expect(Set(names).count == names.count, "one variable per key")
+    }
+
+    @Test func theCommittedTableIsTheSettings() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let committed = try String(contentsOf: root.appendingPathComponent("config/SETTINGS.md"), encoding: .utf8)
+        #expect(committed == ProxyConfiguration.settingsTable(), "config/SETTINGS.md is `ImageProxy settings` (regenerate it)")
+        for setting in ProxyConfiguration.settings {
+            #expect(committed.contains("| `\(setting.key)` | `\(setting.environmentName)`"), "\(setting.key)")
+        }
+    }
+}

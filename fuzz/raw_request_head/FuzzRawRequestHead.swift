@@ -1,4 +1,4 @@
-// libFuzzer target for the memory-hit framing parser (Sources/ProxyServer/FastPath/RawRequestHead.swift),
+// libFuzzer target for the memory-hit framing parser (Sources/ProxyCore/FastPath/RawRequestHead.swift),
 // compiled with it alone: swiftc -sanitize=fuzzer,address (fuzz/run.sh). Besides memory safety it checks
 // what the connection handler relies on: a framed request lies within the bytes and the head limit,
 // framing is a pure function of the bytes, and a complete request framed as a memory-hit candidate is a

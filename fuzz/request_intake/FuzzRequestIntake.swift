@@ -1,12 +1,12 @@
 // libFuzzer target for the image-request intake: every value a request brings (query parameters,
 // client-hint and Save-Data headers, Accept) through the code that turns it into an `ImageRequest`, its
 // hints and its variant key (Sources/ImageCore/Request/*.swift, compiled here with the real SHA-256),
-// and the memory-hit front's framing checks (Sources/ProxyServer/FastPath/RawRequestHead.swift). Built with
+// and the memory-hit front's framing checks (Sources/ProxyCore/FastPath/RawRequestHead.swift). Built with
 // swiftc -sanitize=fuzzer,address by fuzz/run.sh. A trap anywhere (an overflowing conversion or
 // arithmetic) is a crash libFuzzer reports; besides, it checks that a parsed request stays within the
 // documented ranges whatever the hints say. Each request's resize box is then held to the output bound on
 // a source header of a random size (a `size: W H ORIENTATION` line, or sizes drawn from the bytes, up to
-// 2^31 - 1 a side) and its thumbnail arguments computed (Sources/ImageCore/Imaging/ResizeBox*.swift and
+// 2^31 - 1 a side) and its thumbnail arguments computed (Sources/ImageCore/Imaging/Geometry/ResizeBox*.swift and
 // SourceHeader.swift, issue #63): no trap, every side within Int32 and the given sides within maxDimension.
 //
 // The URL dialects too (Sources/ImageCore/Dialects, issue #59): a first line starting with `/` is a request

@@ -27,7 +27,7 @@ KEY = "differential-security-key"
 # (each channel's mean within COLOUR_LEVELS), SSIM of at least SSIM_FLOOR; and SSIM_BAR at the median.
 # SSIM between two correct answers is bounded by thumbor's own approximations: Pillow's draft decode (JPEG
 # DCT scaling to 1/2..1/8 before Lanczos) puts its small outputs 0.91-0.95 from an exact Lanczos reduce,
-# where ImageProxy's are 0.95 (README, "Coming from thumbor"); a wrong crop, flip, rotation or alignment
+# where ImageProxy's are 0.95 (docs/dialects.md); a wrong crop, flip, rotation or alignment
 # scores below 0.8, a wrong fill, grayscale or brightness moves a channel's mean by more than the bound.
 SSIM_BAR = 0.97
 SSIM_FLOOR = 0.85
@@ -74,7 +74,7 @@ def random_options(rng, name, size):
         elif choice == "upscale" and fit_in:
             filters.append("upscale()")
         elif choice == "no_upscale" and fit_in:
-            # Without fit-in thumbor clamps each side to the source's separately (README: knowingly different).
+            # Without fit-in thumbor clamps each side to the source's separately (docs/dialects.md: knowingly different).
             filters.append("no_upscale()")
         elif choice == "fill" and fit_in and width and height:
             filters.append("fill(%s)" % rng.choice(["ff0000", "white", "black", "00ff88"]))
@@ -89,7 +89,7 @@ def random_options(rng, name, size):
     names = [f.split("(")[0] for f in filters]
     filters = [f for i, f in enumerate(filters) if f.split("(")[0] not in names[:i]]  # one of each
     if any(f.startswith("fill(") for f in filters):
-        # Knowingly different (README): thumbor pads after the filters and clamps the box with no_upscale();
+        # Knowingly different (docs/dialects.md): thumbor pads after the filters and clamps the box with no_upscale();
         # ImageProxy's filters apply to the padded image.
         filters = [f for f in filters if f.split("(")[0] not in ("brightness", "contrast", "grayscale", "no_upscale")]
     if filters:
@@ -162,11 +162,11 @@ def main():
                 cropped = (min(right, cropped[0]) - left, min(bottom, cropped[1]) - top)
             growth = max(their_image.size[0] / cropped[0], their_image.size[1] / cropped[1])
             if max(their_image.size) > MAX_DIMENSION or growth > 2 * MAX_DIMENSION / max(cropped):
-                # Beyond image.maxDimension ImageProxy answers the bounded size (README): not compared.
+                # Beyond image.maxDimension ImageProxy answers the bounded size (docs/dialects.md): not compared.
                 bounded.append(row["path"])
                 continue
             # A side thumbor derives from the aspect ratio may differ by one pixel: it rounds halves to even
-            # (Python 3's round) and truncates in upscale(); ImageProxy rounds to nearest (README).
+            # (Python 3's round) and truncates in upscale(); ImageProxy rounds to nearest (docs/dialects.md).
             both_given = not options.get("fit_in") and options["width"] and options["height"]
             off = abs(their_image.size[0] - our_image.size[0]) + abs(their_image.size[1] - our_image.size[1])
             rounded_twice = off <= 3 and thumbor_fit_in_size(options, cropped) in (their_image.size, their_image.size[::-1])

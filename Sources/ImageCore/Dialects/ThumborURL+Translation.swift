@@ -144,7 +144,7 @@ extension ThumborURL {
                 try none()
                 enlarge = true
             default:
-                throw RequestError(parameter: label, problem: "unknown or unsupported filter (see the README's thumbor table)")
+                throw RequestError(parameter: label, problem: "unknown or unsupported filter (see docs/dialects.md)")
             }
         }
         if fill != nil {

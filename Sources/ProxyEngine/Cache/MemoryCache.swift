@@ -83,7 +83,7 @@ public final class MemoryCache: TransformMemoryLender {
 
     /// Most of the budget lent to transforms at once: all of it (the default transforms' budget,
     /// `image.maxTransformBytes`, is the default tier's), so the tier and the transforms together never
-    /// hold more than the tier's budget. Until session 41 a quarter stayed with the hottest variants and
+    /// hold more than the tier's budget. Until 2026-11-27 (the transforms' budget is the tier's) a quarter stayed with the hottest variants and
     /// the transforms had three quarters; kept decodes (one decode for a srcset) need the room more, and
     /// a variant evicted by a loan is a disk hit, not a miss.
     public var maxLentBytes: Int { capacityBytes }

@@ -81,6 +81,7 @@ final class ObjectStore: Sendable {
         let process = Process()
         process.executableURL = try Self.weedExecutable()
         process.arguments = [
+            "-logdir=\(directory.path)",  // glog's files with the store's data, not in the temporary folder
             "mini", "-dir=\(directory.appendingPathComponent("data").path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
             "-bucket=\(buckets.joined(separator: ","))", "-s3.config=\(configPath)", "-master.telemetry=false",
             "-s3.port=\(s3Port)", "-s3.port.grpc=\(ports[1])", "-master.port=\(ports[2])", "-master.port.grpc=\(ports[3])",

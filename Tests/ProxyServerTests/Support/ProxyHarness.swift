@@ -9,6 +9,18 @@ import TestSupport
 @testable import ImageCore
 @testable import ProxyEngine
 
+/// The folder every test's cache folder is made in: one per test process, removed when the process exits
+/// (a cache whose runtime finishes a write after its test removed the folder leaves nothing behind).
+let testCacheParent: URL = {
+    let parent = FileManager.default.temporaryDirectory.appendingPathComponent("imageproxy-test-caches-\(getpid())")
+    try? FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+    atexit {
+        try? FileManager.default.removeItem(
+            at: FileManager.default.temporaryDirectory.appendingPathComponent("imageproxy-test-caches-\(getpid())"))
+    }
+    return parent
+}()
+
 /// A proxy configuration for tests: loopback sources allowed, short timeouts, no retries, a fresh
 /// temporary cache folder.
 func testConfiguration() -> ProxyConfiguration {
@@ -18,8 +30,7 @@ func testConfiguration() -> ProxyConfiguration {
     configuration.fetch.timeoutMilliseconds = 1000
     configuration.fetch.maxSourceBytes = 1024 * 1024
     configuration.fetch.retries = 0
-    configuration.cache.disk.directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("imageproxy-test-\(UUID().uuidString)").path
+    configuration.cache.disk.directory = testCacheParent.appendingPathComponent("imageproxy-test-\(UUID().uuidString)").path
     configuration.cache.freshness.minTTL = 0
     return configuration
 }

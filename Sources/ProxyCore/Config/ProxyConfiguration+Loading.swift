@@ -20,12 +20,29 @@ extension ProxyConfiguration {
         let settingsByKey = Dictionary(uniqueKeysWithValues: settings.map { ($0.key, $0) })
         var providers: [any ConfigProvider] = []
 
+        // Each variable under the name users write (acronyms as words) or its deprecated spelling, handed to
+        // swift-configuration's provider under the name it derives from the key.
         var strippedEnvironment: [String: String] = [:]
-        let knownSuffixes = Set(settings.map { ConfigurationSetting.environmentSuffix(forKey: $0.key) })
-        for (name, value) in environment where name.hasPrefix(ConfigurationSetting.environmentPrefix) {
-            let suffix = String(name.dropFirst(ConfigurationSetting.environmentPrefix.count))
-            guard knownSuffixes.contains(suffix) else {
+        var providerSuffixes: [String: String] = [:]
+        var deprecatedNames: [String: String] = [:]
+        for setting in settings {
+            let providerSuffix = ConfigurationSetting.environmentSuffix(forKey: setting.key)
+            providerSuffixes[setting.environmentName] = providerSuffix
+            if let old = setting.deprecatedEnvironmentName {
+                providerSuffixes[old] = providerSuffix
+                deprecatedNames[old] = setting.environmentName
+            }
+        }
+        var deprecations: [String] = []
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix(ConfigurationSetting.environmentPrefix) {
+            guard let suffix = providerSuffixes[name] else {
                 throw ConfigurationError("unknown environment variable \(name)")
+            }
+            if let current = deprecatedNames[name] {
+                guard environment[current] == nil else {
+                    throw ConfigurationError("\(name) and \(current) are the same setting: keep \(current)")
+                }
+                deprecations.append("\(name) is deprecated: name it \(current)")
             }
             strippedEnvironment[suffix] = value
         }
@@ -57,6 +74,7 @@ extension ProxyConfiguration {
 
         let reader = ConfigReader(providers: providers)
         var configuration = ProxyConfiguration()
+        configuration.deprecations = deprecations
         for setting in settings {
             guard case .invalid(let given) = setting.load(reader, ConfigKey(setting.key), &configuration) else { continue }
             throw ConfigurationError(

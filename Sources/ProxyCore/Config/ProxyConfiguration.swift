@@ -37,6 +37,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var overlays = OverlayCatalog.none
     /// Other image proxies' URL dialects answered beside the native API (`compat.*`); all off by default.
     public var compat = CompatibilitySettings()
+    /// Deprecated spellings the configuration was given in (logged as warnings at start).
+    public var deprecations: [String] = []
 
     /// Creates the embedded defaults.
     public init() {}

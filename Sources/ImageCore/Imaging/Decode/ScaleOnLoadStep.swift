@@ -100,7 +100,7 @@ struct ScaleOnLoadStep {
     /// MiB) is reduced this way, since it would otherwise be freshly mapped and faulted in; a smaller one
     /// (a thumbnail's 1/8 or 1/4 decode) is decoded into that buffer, whose pages are already in, and
     /// reduced afterwards as before: streaming it gained nothing measurable (`floor`, `bench/RESULTS.md`
-    /// session 39), and it keeps the thumbnail path that earlier sessions measured.
+    /// 2026-11-27 (a JPEG reduced as libjpeg's rows arrive)), and it keeps the thumbnail path that earlier measurements showed.
     func reduceWhileDecoding(_ header: SourceHeader, shrink: Int) -> (across: Double, down: Double)? {
         let (width, height) = Self.decodedSize(header, shrink: shrink)
         guard 3 * width * height > Int(IPX_THREAD_BUFFER_MAX_BYTES) else { return nil }

@@ -78,8 +78,8 @@ extension ResizeBox {
     /// rest; within three times (1 returned) it is decoded whole and Lanczos3 makes it all. libvips'
     /// `thumbnail` lets libwebp scale all the way to the output; libwebp's rescaler averages areas, and
     /// its thumbnails were below thumbor's (Pillow: whole decode, then Lanczos) in SSIM against a Lanczos3
-    /// reduce of the whole image (`bench/RESULTS.md`, session 30; at 1920 to 3840 px of a 4096 px WebP
-    /// too, session 33).
+    /// reduce of the whole image (`bench/RESULTS.md`, 2026-11-26 (the srcset scenario); at 1920 to 3840 px of a 4096 px WebP
+    /// too, 2026-11-26 (WebP decoded once into memory)).
     func webpScale(for header: SourceHeader) -> Double {
         let reduction = self.reduction(for: header)
         guard frames == 1, reduction > Self.webpShrinkMargin else { return 1 }

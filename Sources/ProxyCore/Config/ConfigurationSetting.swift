@@ -41,14 +41,42 @@ struct ConfigurationSetting: Sendable {
         return copy
     }
 
-    /// The environment variable that overrides this key: `IMAGEPROXY_` + upper snake case.
+    /// The environment variable that overrides this key: `IMAGEPROXY_` + the key in upper snake case, an
+    /// acronym one word (`image.allowJXLInput` → `IMAGEPROXY_IMAGE_ALLOW_JXL_INPUT`).
     var environmentName: String {
-        ConfigurationSetting.environmentPrefix + ConfigurationSetting.environmentSuffix(forKey: key)
+        ConfigurationSetting.environmentPrefix + ConfigurationSetting.environmentWords(forKey: key)
+    }
+
+    /// The spelling before acronyms were words (`IMAGEPROXY_IMAGE_ALLOW_JXLINPUT`), still accepted with a
+    /// warning in the log; nil when it is the same as ``environmentName``.
+    var deprecatedEnvironmentName: String? {
+        let old = ConfigurationSetting.environmentPrefix + ConfigurationSetting.environmentSuffix(forKey: key)
+        return old == environmentName ? nil : old
     }
 
     static let environmentPrefix = "IMAGEPROXY_"
 
-    /// `cache.memoryBytes` → `CACHE_MEMORY_BYTES`, the way swift-configuration's environment provider encodes keys.
+    /// `image.allowJXLInput` → `IMAGE_ALLOW_JXL_INPUT`: a word starts at an upper-case letter after a lower-case
+    /// letter or digit, and at the last capital of an acronym followed by a lower-case letter.
+    static func environmentWords(forKey key: String) -> String {
+        var output = ""
+        for component in key.split(separator: ".") {
+            if !output.isEmpty { output += "_" }
+            let characters = Array(component)
+            for (index, character) in characters.enumerated() {
+                if index > 0, character.isUppercase {
+                    let previous = characters[index - 1]
+                    let next = index + 1 < characters.count ? characters[index + 1] : nil
+                    if previous.isLowercase || previous.isNumber || (previous.isUppercase && next?.isLowercase == true) { output += "_" }
+                }
+                output.append(character)
+            }
+        }
+        return output.uppercased()
+    }
+
+    /// `cache.memoryBytes` → `CACHE_MEMORY_BYTES`, the way swift-configuration's environment provider encodes keys
+    /// (an acronym runs into the next word: `ALLOW_JXLINPUT`).
     static func environmentSuffix(forKey key: String) -> String {
         var output = ""
         for component in key.split(separator: ".") {

@@ -43,7 +43,7 @@ extension ResizeBox {
     /// ``ResizeStep/lanczosShrink(width:height:header:arguments:)`` reduces, no colour conversion, no
     /// turn), the output is one
     /// 3-byte image that the encoder reads in place, so 6 bytes an output pixel are counted instead of 12:
-    /// the image and the encoder's buffer with its copy. Measured (session 34, 4096×2731 RGB noise, 3 runs
+    /// the image and the encoder's buffer with its copy. Measured (2026-11-26 (encode on the pool thread), 4096×2731 RGB noise, 3 runs
     /// each): to 640 / 1200 / 2048 / 3840 px the process grew by 45–49 / 45–50 / 52–58 / 71–96 MiB with
     /// the decode, against 64 / 73 / 96 / 183 MiB reserved before and 63 / 66 / 78 / 124 now. An opaque
     /// decode that is the variant as it is (``wholeDecodeIsTheVariant(for:)``: no resize) is counted the
@@ -51,7 +51,7 @@ extension ResizeBox {
     ///
     /// `reduceEncoded`: the reduce hands its rows straight to the JPEG encoder (``ReducedJPEGEncoder``), so
     /// where the variant is the reduce itself, of both sides, its image is not held: 3 bytes an output pixel, the encoder's
-    /// buffer, and 12 MiB. Measured the same way (session 40, three runs each): a 4096x4096 RGB WebP to
+    /// buffer, and 12 MiB. Measured the same way (2026-11-27 (the reduce and the JPEG encoder as one step), three runs each): a 4096x4096 RGB WebP to
     /// 3840 px grew the process by 94–96 MiB (138 the earlier way; 148 reserved now, 190 before); a
     /// 2400x2400 one to 1100 px by 21–44 MiB either way, which 3 bytes an output pixel less with 8 MiB
     /// would have covered by 4 KiB, so the constant is 4 MiB larger than the earlier way's.
@@ -72,7 +72,7 @@ extension ResizeBox {
         let outputBytesPerPixel = encodedAsReduced ? 3 : reducedIsTheVariant || keptAtItsSize ? 6 : 4 * 3
         // A real alpha is resized premultiplied in floating point by libvips' threads, whose buffers vary
         // most: a 3000x3000 RGBA WebP to 1000 px grew 139.0 MB in a fresh-clone CI run, against 124.6
-        // reserved with 8 MiB (session 41), so 32 MiB.
+        // reserved with 8 MiB (2026-11-27 (the transforms' budget is the tier's)), so 32 MiB.
         let slack = realAlpha ? 32 << 20 : encodedAsReduced ? 12 << 20 : 8 << 20
         return (realAlpha ? 7 : 2) * width * height + outputBytesPerPixel * estimatedOutputPixels(for: header) + slack
     }
@@ -85,13 +85,13 @@ extension ResizeBox {
     /// and the reduce's row buffers and malloc's arenas. libvips' loader, `thumbnail` and their copies
     /// (``estimatedWorkingSetBytes(for:format:eighthDecoded:)``, about twice this) are reserved only when
     /// libjpeg declines the file. Measured through the pool as peak RSS growth in
-    /// `TransformMemoryBudgetTests` (`bench/RESULTS.md`, session 34).
+    /// `TransformMemoryBudgetTests` (`bench/RESULTS.md`, 2026-11-26 (encode on the pool thread)).
     ///
     /// When that decode is the variant as it is (``wholeDecodeIsTheVariant(for:)``) there is no reduce's
     /// output, but the encoder holds what is otherwise covered by it: for a JPEG output libjpeg's whole
     /// coefficient buffer (optimised Huffman tables need the whole image first), `encoderCoefficientBytes`
     /// an output pixel (``jpegEncoderCoefficientBytesPerPixel(quality:)``; 0 for another format, whose
-    /// encoder ``EncoderWorkingSet`` covers). Measured the same way (session 36): a 3840x2160 JPEG kept at
+    /// encoder ``EncoderWorkingSet`` covers). Measured the same way (2026-11-26 (libjpeg's large blocks in huge pages)): a 3840x2160 JPEG kept at
     /// its size grew the process by 49 MiB at quality 80 (87 MiB reserved) and 73 MiB at 95.
     ///
     /// Where the decode is reduced as its rows arrive (``ScaleOnLoadStep/reduceWhileDecoding(_:shrink:)``,
@@ -189,10 +189,10 @@ extension ResizeBox {
             // 2400x1600 to 1100 px by 9 MiB in most runs and up to 35 (libvips' threads and malloc's arenas,
             // whatever the size); RGBA with a real alpha (premultiplied in floating point while reduced)
             // to 1200 / 3840 px by 113–119 / 131–137 MiB; 2400x2400 RGBA to a 500x500 cover by 66–67 MiB
-            // (session 37, on a thread whose reused buffer had not grown yet: within 3x WebPs are decoded
+            // (2026-11-27 (memory and a thread admitted together), on a thread whose reused buffer had not grown yet: within 3x WebPs are decoded
             // whole into memory of their own now). Counted: 4 bytes a decoded pixel (14 with an alpha), the
-            // output once (twice for a cover), libwebp's own buffers and 36 MiB (32 until session 39, when
-            // a fresh-clone CI run measured that cover at 72.2 MB against 71.5 reserved), 48 with an alpha (session 40's
+            // output once (twice for a cover), libwebp's own buffers and 36 MiB (32 until 2026-11-27 (a JPEG reduced as libjpeg's rows arrive), when
+            // a fresh-clone CI run measured that cover at 72.2 MB against 71.5 reserved), 48 with an alpha (2026-11-27 (the reduce and the JPEG encoder as one step)'s
             // fresh-clone CI run measured it at 78.8 MB against 75.7 reserved).
             let scale = fitted.webpScale(for: header)
             let decodedPixels = min(whole, Int(Double(whole) * scale * scale) + 1)

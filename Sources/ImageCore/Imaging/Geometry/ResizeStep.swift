@@ -80,7 +80,7 @@ struct ResizeStep {
     ///
     /// libvips 8.14's `thumbnail` of a whole image in memory is slow: its resize box-shrinks first from a
     /// 4x reduction on, and it resizes an RGBA image premultiplied in floating point; either costs more
-    /// than the decode (`bench/RESULTS.md`, session 31). Below ``lanczosOnlyBelow`` the reduction is made
+    /// than the decode (`bench/RESULTS.md`, 2026-11-26 (one decode for a srcset)). Below ``lanczosOnlyBelow`` the reduction is made
     /// by Lanczos3 alone (`ipx_vips_reduce_lanczos`, premultiplied when the alpha is real):
     /// straight to the output's size when it is forced (a contain or fill reduction), to twice the output
     /// before a crop in `thumbnail` from a 4x reduction on. `thumbnail` then does the rest: the
@@ -208,7 +208,7 @@ struct ResizeStep {
     /// whole image: Lanczos3 alone is closer than `thumbnail`'s box shrink and Lanczos3 at every reduction
     /// from 1.8x to 8x (0.9994 against 0.9980 at 640 px), and further from 8.5x on (libvips' reduce with
     /// very wide kernels); on a synthetic picture with a known ideal (`WholeDecodeTests`) it is 3% further
-    /// at 7x and 8% at 7.7x. So `thumbnail` keeps doing it from 7x on (`bench/RESULTS.md`, session 31).
+    /// at 7x and 8% at 7.7x. So `thumbnail` keeps doing it from 7x on (`bench/RESULTS.md`, 2026-11-26 (one decode for a srcset)).
     static let lanczosOnlyBelow = 7.0
 
     /// The rectangle ``CropStep`` cut out, resized into the box.

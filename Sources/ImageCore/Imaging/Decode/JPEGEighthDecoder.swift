@@ -12,7 +12,7 @@ import CVipsShim
 ///   terms among its first ``quarterTermsRead`` in zigzag order; the later ones are stepped over as at
 ///   1/8. Those are the high frequencies a thumbnail's final reduce averages away: the image is within a
 ///   few levels of libjpeg's 1/4 decode (exactly it with all 64 read), and the thumbnail's SSIM is that
-///   of libjpeg's 1/4 decode to within 0.0005 (`bench/RESULTS.md`, session 45).
+///   of libjpeg's 1/4 decode to within 0.0005 (`bench/RESULTS.md`, 2026-11-27 (baseline JPEGs' 1/4 image from their first coefficients)).
 ///
 /// Files with subsampled chroma (4:2:0, 4:2:2, ...), whose reduced chroma libjpeg computes with AC
 /// terms, are left to libjpeg and libvips, and so is every file with any damage or anomaly up to its
