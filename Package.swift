@@ -41,7 +41,7 @@ let package = Package(
             // and, with libexif (libexif-dev, a libvips-dev dependency), reads JPEG headers (jpeg_header.c).
             // libdeflate (libdeflate-dev, a libtiff-dev dependency) inflates the common PNG (png_decode.c).
             // No a*b+c contracted into a fused multiply-add: aarch64 compilers contract by default, and the
-            // reduce's bytes would differ from x86-64's in the last bit (Sources/CVipsShim/platform.h).
+            // reduce's bytes would differ from x86-64's in the last bit (Sources/CVipsShim/platform/platform.h).
             cSettings: [.unsafeFlags(["-ffp-contract=off"])],
             linkerSettings: [
                 .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"), .linkedLibrary("webp"), .linkedLibrary("gif"),

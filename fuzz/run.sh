@@ -31,22 +31,22 @@ for target in "${targets[@]}"; do mkdir -p "$out" "fuzz/findings/$target"; done
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
-  -DIPX_PNG_IGNORE_CRC fuzz/jpeg_dc/fuzz_jpeg_dc.c Sources/CVipsShim/jpeg_dc.c Sources/CVipsShim/png_chunks.c Sources/CVipsShim/png_decode.c \
-  Sources/CVipsShim/jpeg_scaled.c Sources/CVipsShim/jpeg_header.c Sources/CVipsShim/icc_profile.c \
-  Sources/CVipsShim/reduce_across.c Sources/CVipsShim/thread_buffer.c Sources/CVipsShim/mapped_pixels.c \
-  Sources/CVipsShim/jpeg_encode.c $(pkg-config --libs vips lcms2 libexif) -ljpeg -ldeflate -o "$out/fuzz_jpeg_dc" 2> >(grep -v "Cannot export local symbol" >&2)
+  -DIPX_PNG_IGNORE_CRC fuzz/jpeg_dc/fuzz_jpeg_dc.c Sources/CVipsShim/jpeg/jpeg_dc.c Sources/CVipsShim/png/png_chunks.c Sources/CVipsShim/png/png_decode.c \
+  Sources/CVipsShim/jpeg/jpeg_scaled.c Sources/CVipsShim/jpeg/jpeg_header.c Sources/CVipsShim/vips/icc_profile.c \
+  Sources/CVipsShim/reduce/reduce_across.c Sources/CVipsShim/memory/thread_buffer.c Sources/CVipsShim/memory/mapped_pixels.c \
+  Sources/CVipsShim/jpeg/jpeg_encode.c $(pkg-config --libs vips lcms2 libexif) -ljpeg -ldeflate -o "$out/fuzz_jpeg_dc" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
-  fuzz/containers/fuzz_containers.c Sources/CVipsShim/frame_count.c Sources/CVipsShim/icc_profile.c \
-  Sources/CVipsShim/webp_scaled.c Sources/CVipsShim/thread_buffer.c Sources/CVipsShim/mapped_pixels.c \
+  fuzz/containers/fuzz_containers.c Sources/CVipsShim/webp/frame_count.c Sources/CVipsShim/vips/icc_profile.c \
+  Sources/CVipsShim/webp/webp_scaled.c Sources/CVipsShim/memory/thread_buffer.c Sources/CVipsShim/memory/mapped_pixels.c \
   $(pkg-config --libs vips libwebp libwebpmux libwebpdemux lcms2) -lgif -o "$out/fuzz_containers" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
-  fuzz/jxl_pipeline/fuzz_jxl_pipeline.c Sources/CVipsShim/*.c \
+  fuzz/jxl_pipeline/fuzz_jxl_pipeline.c Sources/CVipsShim/*/*.c \
   $(pkg-config --libs vips libwebpmux libwebpdemux lcms2 libexif) -lgif -ljpeg -ldeflate -o "$out/fuzz_jxl_pipeline" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)

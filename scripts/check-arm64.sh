@@ -58,11 +58,11 @@ includes="-I Sources/CVipsShim/include -I Sources/CVipsShim -I Sources/CCurlShim
 
 echo "check-arm64: cross-compiling every C file for aarch64"
 count=0
-for file in Sources/CVipsShim/*.c Sources/CCurlShim/*.c fuzz/*/*.c bench/*/*.c scripts/orc-race/*.c Tests/CKernels/*.c; do
+for file in Sources/CVipsShim/*/*.c Sources/CCurlShim/*.c fuzz/*/*.c bench/*/*.c scripts/orc-race/*.c Tests/CKernels/*.c; do
   [ -e "$file" ] || continue
   extra=()
   case "$file" in
-    bench/reduce/reduce_bench.c) extra=(-DREDUCE_C="\"$(pwd)/Sources/CVipsShim/reduce_across.c\"") ;;
+    bench/reduce/reduce_bench.c) extra=(-DREDUCE_C="\"$(pwd)/Sources/CVipsShim/reduce/reduce_across.c\"") ;;
     bench/reduce/stubs.c) extra=(-w) ;;  # stand-ins declared loosely on purpose
   esac
   # shellcheck disable=SC2086
@@ -72,7 +72,7 @@ done
 echo "check-arm64: $count files compiled"
 
 # The golden harness with the whole shim, as the service links it.
-shim_sources=(Sources/CVipsShim/*.c)
+shim_sources=(Sources/CVipsShim/*/*.c)
 libs_x86="$(pkg-config --libs vips libwebpdemux libwebpmux lcms2 libexif) -lgif -ljpeg -ldeflate -lm -ldl -lpthread"
 build_x86() {  # build_x86 OUTPUT [FLAGS...]
   local output=$1

@@ -64,9 +64,7 @@ echo "check-layers: ok"
 python3 - <<'PY'
 import os, sys
 max_files, max_lines = 18, 300
-whole = {
-    "Sources/CVipsShim": "the C, one folder until it is split by codec (issue #58's second step)",
-}
+whole = {}
 whole_files = {
     "Sources/ProxyEngine/Queue/TransformMemoryBudget.swift": "one state machine as a value type: its states and transitions read together",
     "Sources/ProxyEngine/Pipeline/ImagePipeline.swift": "the request path from key to variant, in the order a miss takes it",

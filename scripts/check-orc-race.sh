@@ -3,7 +3,7 @@
 # program on one thread and freeing one on another, and the heap corruption it leaves shows up as a
 # segfault in liborc, glibc's malloc checks, or libvips' `vips_object_dispose_argument` assertion.
 # scripts/orc-race/orc_race.c builds and drops libvips' vectorised reduces on 4 threads:
-#   - linked with Sources/CVipsShim/orc_serialized.c (the service's lock around liborc's compile and free),
+#   - linked with Sources/CVipsShim/vips/orc_serialized.c (the service's lock around liborc's compile and free),
 #     it must run ORC_RACE_SECONDS (default 30) without a crash or a failed operation: CI fails otherwise;
 #   - linked without it (the control), it is expected to die within ORC_RACE_CONTROL_SECONDS (default 20) on
 #     a liborc that has the race; if it does not, the note says so (a newer liborc), and CI does not fail.
@@ -15,7 +15,7 @@ out=.build-orc-race
 mkdir -p "$out"
 # shellcheck disable=SC2046
 cc -O2 -g -DORC_RACE_SERIALIZED -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
-  scripts/orc-race/orc_race.c Sources/CVipsShim/orc_serialized.c -rdynamic \
+  scripts/orc-race/orc_race.c Sources/CVipsShim/vips/orc_serialized.c -rdynamic \
   $(pkg-config --libs vips) -lpthread -ldl -o "$out/orc_race_serialized"
 # shellcheck disable=SC2046
 cc -O2 -g $(pkg-config --cflags vips) scripts/orc-race/orc_race.c $(pkg-config --libs vips) -lpthread \

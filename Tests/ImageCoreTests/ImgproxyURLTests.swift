@@ -12,18 +12,11 @@ import Testing
         .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
 
     private func request(_ target: String, choices: ImgproxyURL.Choices = .init()) throws -> ImageRequest {
-        let dialect = try ImgproxyURL(target: target).translated(choices: choices)
-        do {
-            return try ImageRequest(query: dialect.query, limits: limits)
-        } catch {
-            throw dialect.renamed(error)
-        }
+        try ImgproxyURL(target: target).translated(choices: choices).parsed(limits: limits)
     }
 
-    /// The native request of `pairs`; `format=source` unless they name a format (the dialect's default).
     private func native(_ pairs: [(String, String)]) throws -> ImageRequest {
-        let format = pairs.contains { $0.0 == "format" } ? [] : [(name: "format", value: "source")]
-        return try ImageRequest(query: [(name: "url", value: Self.source)] + pairs.map { (name: $0.0, value: $0.1) } + format, limits: limits)
+        try nativeTwin(of: Self.source, pairs, limits: limits)
     }
 
     @Test func plainAndBase64SourcesWithTheirExtensions() throws {

@@ -11,18 +11,11 @@ import Testing
     private static let source = "http://" + image
 
     private func request(_ target: String) throws -> ImageRequest {
-        let dialect = try ThumborURL(target: target).translated()
-        do {
-            return try ImageRequest(query: dialect.query, limits: limits)
-        } catch {
-            throw dialect.renamed(error)
-        }
+        try ThumborURL(target: target).translated().parsed(limits: limits)
     }
 
-    /// The native request of `pairs`; `format=source` unless they name a format (the dialect's default).
     private func native(_ pairs: [(String, String)]) throws -> ImageRequest {
-        let format = pairs.contains { $0.0 == "format" } ? [] : [(name: "format", value: "source")]
-        return try ImageRequest(query: [(name: "url", value: Self.source)] + pairs.map { (name: $0.0, value: $0.1) } + format, limits: limits)
+        try nativeTwin(of: Self.source, pairs, limits: limits)
     }
 
     @Test func everyPartOfTheGrammarInItsOrder() throws {

@@ -1,4 +1,4 @@
-/* The 1/8-scale DC decoder (Sources/CVipsShim/jpeg_dc.c) against libjpeg's own 1/8 decode from memory
+/* The 1/8-scale DC decoder (Sources/CVipsShim/jpeg/jpeg_dc.c) against libjpeg's own 1/8 decode from memory
  * (jpeg_mem_src, what jpeg_scaled.c does), file by file: whether the DC decoder takes the file, the
  * largest difference of any sample from libjpeg's (0: the same image) and the mean one, and the best of
  * seven runs of each on one thread. With a first argument `--quarter=K`, the same decoder's 1/4 decode

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The JPEG 1/8 DC decoder (Sources/CVipsShim/jpeg_dc.c) against libjpeg's own 1/8 decode, file by file:
+# The JPEG 1/8 DC decoder (Sources/CVipsShim/jpeg/jpeg_dc.c) against libjpeg's own 1/8 decode, file by file:
 # `bash bench/jpeg_dc/run.sh [--quarter=K] [FILE...]` (default: every JPEG of the benchmark corpora under
 # ${PEERS_DIR:-/tmp/imageproxy-peers}). With --quarter=K, its 1/4 decode of baseline files (the first K
 # coefficients of each block read; 5 is what the service uses, 64 is libjpeg's arithmetic exactly) against

@@ -1,4 +1,4 @@
-/* The one-pass Lanczos3 reduce of Sources/CVipsShim/reduce_across.c on its own: a 2560x1440 3-band noise
+/* The one-pass Lanczos3 reduce of Sources/CVipsShim/reduce/reduce_across.c on its own: a 2560x1440 3-band noise
  * image reduced by 1.33, 2.37 and 4 (the srcset's 1920, 1080 and 640 px from a kept 1/2 decode of a
  * 5120x2880 file), one thread, best of 7, and a checksum of the output (equal checksums: the same bytes).
  * Built by run.sh, which includes the file under test (REDUCE_C) so that its static functions are

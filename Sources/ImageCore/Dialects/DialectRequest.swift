@@ -39,6 +39,16 @@ public struct DialectRequest: Sendable {
         query.first { $0.name == name }?.value
     }
 
+    /// The native request, parsed as `/img` parses its query (without client hints).
+    /// - Throws: ``RequestError`` naming the dialect's option.
+    public func parsed(limits: ImageRequest.Limits) throws(RequestError) -> ImageRequest {
+        do {
+            return try ImageRequest(query: query, limits: limits)
+        } catch {
+            throw renamed(error)
+        }
+    }
+
     /// The native error renamed after the dialect's option, so the 400 names what the URL says.
     public func renamed(_ error: RequestError) -> RequestError {
         guard let option = optionNames[error.parameter], option != error.parameter else { return error }

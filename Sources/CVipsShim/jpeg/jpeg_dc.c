@@ -1,5 +1,5 @@
 #include "vips_shim.h"
-#include "monotonic_clock.h"
+#include "../platform/monotonic_clock.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 #include "vips_shim.h"
-#include "monotonic_clock.h"
-#include "platform.h"
+#include "../platform/monotonic_clock.h"
+#include "../platform/platform.h"
 #include <math.h>
 #include <stdlib.h>
 

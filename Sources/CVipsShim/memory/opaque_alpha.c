@@ -1,5 +1,5 @@
 #include "vips_shim.h"
-#include "platform.h"
+#include "../platform/platform.h"
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>

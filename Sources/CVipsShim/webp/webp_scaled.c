@@ -1,5 +1,5 @@
 #include "vips_shim.h"
-#include "monotonic_clock.h"
+#include "../platform/monotonic_clock.h"
 #include <webp/decode.h>
 #include <webp/demux.h>
 #include <stdlib.h>
