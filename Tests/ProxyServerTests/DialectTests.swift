@@ -125,6 +125,32 @@ import TestSupport
         }
     }
 
+    @Test func theNativeFeaturesTheDialectsNeed() async throws {
+        // format=source, lighten:D and grayscale:601 through the real server and libvips.
+        let solid = try TestImages.solid(width: 64, height: 48, red: 200, green: 100, blue: 50)
+        let png = try solid.encoded(as: .png).bytes
+        let webp = try solid.encoded(as: .webp).bytes
+        try await withFixtures(
+            ["/s.png": .image(png), "/s.webp": .image(webp), "/s.jpg": .jpeg(Self.photo)]
+        ) { proxy, base, _ in
+            for (path, type) in [("/s.png", "image/png"), ("/s.webp", "image/webp"), ("/s.jpg", "image/jpeg")] {
+                let answer = try await proxy.image([("url", base + path), ("w", "32"), ("format", "source")])
+                #expect(answer.status == .ok && answer.headers[.contentType] == type, "\(path): \(answer.headers[.contentType] ?? "")")
+                #expect(answer.headers[.vary] == nil, "the source's format does not depend on Accept")
+            }
+            let lightened = try await proxy.image([("url", base + "/s.png"), ("format", "png"), ("filter", "lighten:30")])
+            #expect(try OverlayTests.rgb(VipsImage.decode(lightened.bytes), 5, 5) == [230, 130, 80])
+            let darkened = try await proxy.image([("url", base + "/s.png"), ("format", "png"), ("filter", "lighten:-60")])
+            #expect(try OverlayTests.rgb(VipsImage.decode(darkened.bytes), 5, 5) == [140, 40, 0], "clamped at 0")
+            // Rec. 601 luma of (200, 100, 50): 0.299·200 + 0.587·100 + 0.114·50 = 124.2, on every band.
+            let luma = try await proxy.image([("url", base + "/s.png"), ("format", "png"), ("filter", "grayscale:601")])
+            let grey = try OverlayTests.rgb(VipsImage.decode(luma.bytes), 5, 5)
+            #expect(grey.allSatisfy { abs($0 - 124) <= 1 }, "\(grey)")
+            let refused = try await proxy.image([("url", base + "/s.png"), ("filter", "lighten:300")])
+            #expect(refused.status == .badRequest && refused.text.contains("lighten"))
+        }
+    }
+
     @Test func imgproxyWithoutKeysTakesAnySignatureUnderItsPrefix() async throws {
         try await withFixtures(["/cat.jpg": .jpeg(Self.photo)], configure: {
             $0.compat.imgproxy.enabled = true

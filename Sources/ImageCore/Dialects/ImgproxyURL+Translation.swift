@@ -102,7 +102,7 @@ extension ImgproxyURL {
                 }
                 fit = "pad"
             }
-            if fit != "contain" || resizingType.option != "resizing_type" { request.set("fit", fit, option: resizingType.option) }
+            if fit != "contain" { request.set("fit", fit, option: resizingType.option) }
             if let enlarge { request.set("enlarge", "1", option: enlarge) }
             if let gravity { request.set("g", gravity.gravity.rawValue, option: gravity.option) }
             if let focalPoint { request.set("fp", "\(focalPoint.x),\(focalPoint.y)", option: focalPoint.option) }
@@ -127,11 +127,6 @@ extension ImgproxyURL {
                     request.set("q", String(chosen), option: formatQualityOption)
                 }
             }
-            return finish(request)
-        }
-
-        private func finish(_ partial: DialectRequest) -> DialectRequest {
-            var request = partial
             if let maxBytes { request.set("max_bytes", String(maxBytes.value), option: maxBytes.option) }
             if let watermark { request.set("wm", watermark.overlay, option: watermark.option) }
             request.expires = expires

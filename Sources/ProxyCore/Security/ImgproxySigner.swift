@@ -33,7 +33,7 @@ public struct ImgproxySigner: Sendable {
 
     /// The signature of `path` (from the `/` after the signature: `/rs:fit:300:0/plain/…`) with the first pair.
     public func signature(of path: String) -> String {
-        Self.encode(digest(of: path, pair: pairs[0]).prefix(signatureSize))
+        URLSigner.base64URL(Data(digest(of: path, pair: pairs[0]).prefix(signatureSize)))
     }
 
     /// Whether `signature` signs `path` under any pair (compared in constant time).
@@ -54,10 +54,6 @@ public struct ImgproxySigner: Sendable {
         hmac.update(data: pair.salt)
         hmac.update(data: Array(path.utf8))
         return Array(hmac.finalize())
-    }
-
-    static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        URLSigner.base64URL(Data(bytes))
     }
 
     /// Bytes of a hex string; nil for odd lengths or other characters.

@@ -21,6 +21,9 @@ extension ImageTransformer {
         let (_, checkedHeader) = try SourceHeader.checked(
             source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput)
         var request = original
+        let format = SourceFormat(sniffing: source)
+        // format=source becomes the source's own format before anything reads the choice.
+        var choice = choice.resolved(forSource: format)
         // colour=keep: a wide-gamut RGB source is not converted to sRGB, and its profile goes into the output.
         // Not for GIF (no profiles).
         let keepProfile = request.colour == .keep && checkedHeader.wideGamutProfile && !request.placeholder
@@ -36,7 +39,6 @@ extension ImageTransformer {
             request.watermark = nil
             request.text = nil
         }
-        var choice = choice.resolved(forSource: SourceFormat(sniffing: source))
         var box = boundedBox(for: request, header: header, choice: choice)
         for (capped, limit) in [(OutputFormat.jxl, encoding.jxlMaxPixels), (.avif, encoding.avifMaxPixels)]
         where choice == .fixed(capped) && box.estimatedOutputPixels(for: header) > limit {
@@ -46,7 +48,6 @@ extension ImageTransformer {
             choice = .fixed(.webp)
             box = boundedBox(for: request, header: header, choice: choice)
         }
-        let format = SourceFormat(sniffing: source)
         try checkCost(of: request, header: header, box: box, choice: choice, source: format)
         // The encoder's own buffers (AVIF's above all) and a watermark's are part of the working set too.
         let extraBytes = EncoderWorkingSet.bytes(for: choice, pixels: box.estimatedOutputPixels(for: header))
