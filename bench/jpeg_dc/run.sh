@@ -8,8 +8,8 @@
 # shellcheck source=../c-harness.sh
 source "$(dirname "$0")/../c-harness.sh"
 shim="$root/Sources/CVipsShim"
-"$clang" -O2 -I"$shim/include" -I"$shim" $(pkg-config --cflags vips) "$here/jpeg_dc_bench.c" "$shim/jpeg_dc.c" \
-  "$shim/thread_buffer.c" "$shim/mapped_pixels.c" -o "$work/jpeg_dc_bench" $(pkg-config --libs vips) -ljpeg -w
+"$clang" -O2 -I"$shim/include" -I"$shim" $(pkg-config --cflags vips) "$here/jpeg_dc_bench.c" "$shim/jpeg/jpeg_dc.c" \
+  "$shim/memory/thread_buffer.c" "$shim/memory/mapped_pixels.c" -o "$work/jpeg_dc_bench" $(pkg-config --libs vips) -ljpeg -w
 mode=()
 if [ $# -gt 0 ] && [[ "$1" == --quarter=* ]]; then
   mode=("$1")
