@@ -49,7 +49,7 @@ import Testing
             ("10x20:110x220/fit-in/50x50", [("w", "50"), ("h", "50"), ("crop", "10,20,100,200")]),
             ("fit-in/300x200/filters:fill(ff0000)", [("w", "300"), ("h", "200"), ("fit", "pad"), ("bg", "ff0000")]),
             ("fit-in/300x200/filters:fill(white):quality(70):format(jpeg)", [("w", "300"), ("h", "200"), ("fit", "pad"), ("bg", "ffffff"), ("q", "70"), ("format", "jpeg")]),
-            ("filters:blur(3):grayscale():rotate(90):brightness(10):contrast(-20)", [("filter", "blur:3,grayscale:601,rotate:270,lighten:25,contrast:0.64")]),
+            ("filters:blur(3):grayscale():rotate(90):brightness(10):contrast(-20)", [("filter", "blur:2.21,grayscale:601,rotate:270,lighten:25,contrast:0.64")]),
             ("filters:sharpen(2,1.5,true):round_corner(20,255,0,0)", [("filter", "sharpen:1.5,round:20"), ("bg", "ff0000")]),
             ("filters:max_bytes(20000):strip_icc():strip_exif():background_color(0f0)", [("max_bytes", "20000"), ("bg", "00ff00")]),
             ("trim/filters:blur(0)", [("filter", "trim")]),
@@ -57,6 +57,21 @@ import Testing
         for (parts, pairs) in cases {
             #expect(try request("/unsafe/\(parts)/\(Self.image)") == native(pairs), "\(parts)")
         }
+    }
+
+    /// thumbor's kernel ends at its radius, one sigma by default: the native sigma has the same variance, so it is
+    /// below the radius, lower again for a smaller sigma, the same beyond thumbor's largest radius, and none for 0.
+    @Test func blurMeansThumborsCutOffKernel() throws {
+        let three = try #require(ThumborBlur.nativeSigma(radius: 3, sigma: 0))
+        #expect(three > 2 && three < 2.5)
+        let narrow = try #require(ThumborBlur.nativeSigma(radius: 4, sigma: 1))
+        let wide = try #require(ThumborBlur.nativeSigma(radius: 4, sigma: 0))
+        #expect(narrow < wide && wide < 4)
+        // sigma 1 cut at 4 is almost the whole Gaussian: its variance is 1, so the native sigma is 1/sqrt(0.689).
+        #expect(abs(narrow - (1 / 0.689).squareRoot()) < 0.01)
+        #expect(ThumborBlur.nativeSigma(radius: 500, sigma: 0) == ThumborBlur.nativeSigma(radius: 150, sigma: 0))
+        #expect(ThumborBlur.nativeSigma(radius: 0, sigma: 0) == nil)
+        #expect(try request("/unsafe/filters:blur(3,1)/\(Self.image)") == native([("filter", "blur:1.2")]))
     }
 
     @Test func whatTheEngineCannotHonourIsRefusedByName() {
@@ -67,7 +82,7 @@ import Testing
             ("filters:proportion(0.5)", "filters:proportion"), ("filters:rotate(45)", "filters:rotate"),
             ("filters:watermark(http://127.0.0.1:8/w.png,10,10,50)", "filters:watermark"), ("filters:quality(500)", "filters:quality"),
             ("filters:brightness(300)", "filters:brightness"), ("filters:round_corner(10|20,0,0,0)", "filters:round_corner"),
-            ("filters:nope()", "filters:nope"), ("5000x10", "width"), ("filters:format(tiff)", "filters:format"),
+            ("filters:nope()", "filters:nope"), ("fit-in/90x90/filters:rotate(90):upscale()", "filters:upscale"), ("5000x10", "width"), ("filters:format(tiff)", "filters:format"),
         ]
         for (parts, name) in refusals {
             do {

@@ -254,6 +254,8 @@ char *ipx_vips_take_error(void) {
 /* vips_thumbnail's colour management: with an export profile it imports with the embedded profile (or
    libvips' CMYK default) and converts to sRGB; without one (no profile: the numbers are sRGB already) it
    leaves the pixels untouched, bit for bit. */
+static void ipx_thumbnail_shrinks(VipsImage *in, int width, int height, int size, int crop, double *across, double *down);
+
 int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage **out,
                                     int width, int height, int size, int crop, int pages, int to_srgb) {
     char options[64];
@@ -261,6 +263,18 @@ int ipx_vips_thumbnail_buffer_pages(const void *buffer, size_t length, VipsImage
         snprintf(options, sizeof(options), "fail_on=error,n=%d", pages);
     } else {
         snprintf(options, sizeof(options), "fail_on=error");
+    }
+    if (pages <= 1 && size != VIPS_SIZE_DOWN) {
+        /* A source that grows on a side is thumbnailed from its whole image (no shrink-on-load to lose), enlarged
+           about the pixel centres (ipx_enlarged_for_thumbnail). */
+        VipsImage *loaded = vips_image_new_from_buffer(buffer, length, options, NULL);
+        if (!loaded) return -1;
+        double across = 1, down = 1;
+        ipx_thumbnail_shrinks(loaded, width, height, size, crop, &across, &down);
+        int status = 1;
+        if (across < 1.0 || down < 1.0) status = ipx_vips_thumbnail_image(loaded, out, width, height, size, crop, to_srgb);
+        g_object_unref(loaded);
+        if (status != 1) return status;
     }
     const char *profile = to_srgb ? "srgb" : NULL;
     if (crop >= 0) {
@@ -447,13 +461,94 @@ int ipx_vips_without_metadata_but_icc(VipsImage *in, VipsImage **out, int keep_i
     return 0;
 }
 
-int ipx_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int size, int crop, int to_srgb) {
+/* The shrink across and down vips_thumbnail (8.14) takes for `in` and these arguments, in the image's own axes
+   (the target turned when the orientation swaps them, as thumbnail's auto-rotation does): the ratio of each side
+   to its target, both the larger one for a box to fit in, both the smaller one for a crop, each its own when
+   forced; `size` up (1) or down (2) keeps the shrink at most or at least 1. */
+static void ipx_thumbnail_shrinks(VipsImage *in, int width, int height, int size, int crop, double *across, double *down) {
+    int swap = vips_image_get_orientation_swap(in);
+    double target_width = swap ? height : width, target_height = swap ? width : height;
+    double horizontal = in->Xsize / target_width, vertical = in->Ysize / target_height;
+    if (size != VIPS_SIZE_FORCE) {
+        double common = crop > 0 ? VIPS_MIN(horizontal, vertical) : VIPS_MAX(horizontal, vertical);
+        horizontal = vertical = common;
+    }
+    if (size == VIPS_SIZE_UP) {
+        horizontal = VIPS_MIN(horizontal, 1.0);
+        vertical = VIPS_MIN(vertical, 1.0);
+    } else if (size == VIPS_SIZE_DOWN) {
+        horizontal = VIPS_MAX(horizontal, 1.0);
+        vertical = VIPS_MAX(vertical, 1.0);
+    }
+    *across = horizontal;
+    *down = vertical;
+}
+
+/* `in` enlarged on each side vips_thumbnail would enlarge, to the size it would enlarge it to, with libvips'
+   bicubic interpolator and pixel centres mapped onto pixel centres; NULL (nothing to do) when no side grows.
+   libvips 8.14's resize enlarges with its input shifted by half an input pixel (an image symmetric about its
+   centre comes out lopsided: ResizeCentreTests), so ipx_vips_thumbnail_image hands thumbnail this instead,
+   which then has nothing to enlarge. An alpha is premultiplied around the interpolation, as thumbnail does. */
+static int ipx_enlarged_for_thumbnail(VipsImage *in, int width, int height, int size, int crop, VipsImage **out) {
+    *out = NULL;
+    double across = 1, down = 1;
+    ipx_thumbnail_shrinks(in, width, height, size, crop, &across, &down);
+    if ((across >= 1.0 && down >= 1.0) || across <= 0 || down <= 0) return 0;
+    if (vips_image_get_n_pages(in) > 1) return 0; /* frames in one strip: left to thumbnail */
+    double grown_width = rint(in->Xsize / across), grown_height = rint(in->Ysize / down);
+    if (grown_width < 1 || grown_height < 1 || grown_width > VIPS_MAX_COORD || grown_height > VIPS_MAX_COORD) return 0;
+    VipsImage *t[5] = {NULL};
+    VipsInterpolate *bicubic = vips_interpolate_new("bicubic");
+    VipsArrayInt *area = vips_array_int_newv(4, 0, 0, (int)grown_width, (int)grown_height);
+    int alpha = vips_image_hasalpha(in);
+    VipsImage *source = in;
+    int status = 0;
+    if (alpha) {
+        status = vips_premultiply(in, &t[0], NULL);
+        source = t[0];
+    }
+    /* A side that shrinks (a forced box, one side down, one up) is reduced first, as resize orders it, so that
+       the enlargement never makes the other side's full width. */
+    if (!status && (across > 1.0 || down > 1.0)) {
+        status = vips_resize(source, &t[1], across > 1.0 ? grown_width / in->Xsize : 1.0, "vscale",
+                             down > 1.0 ? grown_height / in->Ysize : 1.0, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
+        source = t[1];
+    }
+    double scale_across = grown_width / (status ? 1 : source->Xsize), scale_down = grown_height / (status ? 1 : source->Ysize);
+    status = status || vips_affine(source, &t[2], scale_across, 0.0, 0.0, scale_down, "interpolate", bicubic,
+                                   "idx", (1.0 - 1.0 / scale_across) / 2.0, "idy", (1.0 - 1.0 / scale_down) / 2.0,
+                                   "oarea", area, "extend", VIPS_EXTEND_COPY, "premultiplied", alpha, NULL);
+    if (!status && alpha) {
+        status = vips_unpremultiply(t[2], &t[3], NULL) || vips_cast(t[3], &t[4], vips_image_get_format(in), NULL);
+        if (!status) {
+            *out = t[4];
+            t[4] = NULL;
+        }
+    } else if (!status) {
+        *out = t[2];
+        t[2] = NULL;
+    }
+    for (int i = 0; i < 5; i++) if (t[i]) g_object_unref(t[i]);
+    vips_area_unref(VIPS_AREA(area));
+    g_object_unref(bicubic);
+    return status ? -1 : 0;
+}
+
+static int ipx_thumbnail_as_is(VipsImage *in, VipsImage **out, int width, int height, int size, int crop, int to_srgb) {
     const char *profile = to_srgb ? "srgb" : NULL;
     if (crop >= 0) {
         return vips_thumbnail_image(in, out, width, "height", height, "size", size, "crop", crop,
                                     "export_profile", profile, NULL);
     }
     return vips_thumbnail_image(in, out, width, "height", height, "size", size, "export_profile", profile, NULL);
+}
+
+int ipx_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height, int size, int crop, int to_srgb) {
+    VipsImage *grown = NULL;
+    if (ipx_enlarged_for_thumbnail(in, width, height, size, crop, &grown)) return -1;
+    int status = ipx_thumbnail_as_is(grown ? grown : in, out, width, height, size, crop, to_srgb);
+    if (grown) g_object_unref(grown);
+    return status;
 }
 
 int ipx_vips_metadata_fields(VipsImage *in, char *names, size_t capacity) {

@@ -68,8 +68,8 @@ extension ThumborURL {
             case "blur":
                 guard (1...2).contains(arguments.count) else { throw RequestError(parameter: label, problem: "takes radius[,sigma]") }
                 let radius = try number(arguments[0])
-                let sigma = arguments.count == 2 ? try number(arguments[1]) : radius
-                if radius > 0, sigma > 0 { filters.append("blur:\(DialectArguments.text(sigma))") }
+                let sigma = arguments.count == 2 ? try number(arguments[1]) : 0
+                if let native = ThumborBlur.nativeSigma(radius: radius, sigma: sigma) { filters.append("blur:\(DialectArguments.text(native))") }
             case "sharpen":
                 guard arguments.count == 3 else { throw RequestError(parameter: label, problem: "takes amount,radius,luminance_only") }
                 let radius = try number(arguments[1])
@@ -142,6 +142,11 @@ extension ThumborURL {
                 enlarge = false
             case "upscale":
                 try none()
+                // thumbor grows the image as the filters before it left it: after a quarter turn, into the box
+                // turned with it, which the native box (applied before the filters) cannot say.
+                if filters.contains(where: { $0 == "rotate:90" || $0 == "rotate:270" }) {
+                    throw RequestError(parameter: label, problem: "after rotate(90) or rotate(270) is not supported; put upscale() first")
+                }
                 enlarge = true
             default:
                 throw RequestError(parameter: label, problem: "unknown or unsupported filter (see docs/dialects.md)")

@@ -63,6 +63,9 @@ extension ImageRequest {
         if let watermark { canonical += "|wm=\(watermark)|wmid=\(overlayIdentity ?? "")" }
         if let text { canonical += "|text=\(text)" }
         if colour == .keep { canonical += "|colour=keep" }
+        // Enlargements about the pixel centres and anchored cover crops at the box's exact scale (2026-11-29) made
+        // new bytes for these variants: new keys, so that no cache or shared tier serves the earlier ones.
+        if enlarge || !["", Gravity.centre.rawValue, Gravity.smart.rawValue].contains(cropAnchorDescription) { canonical += "|geometry=2" }
         return VariantKey(hashing: canonical)
     }
 }

@@ -79,8 +79,10 @@ struct ResizeBox: Sendable {
             // Scale so the image covers the box; the anchored crop follows (``CoverCropStep``).
             var scale = max(Double(width) / Double(source.width), Double(height) / Double(source.height))
             if !enlarge { scale = min(scale, 1) }
-            let coverWidth = Self.side(Double(source.width) * scale, rounding: .up)
-            return (coverWidth, Self.unbounded, Size.both.rawValue, Crop.none.rawValue)
+            // Both sides forced to the nearest pixel of the same scale: `thumbnail` deriving the height from a width
+            // rounded up scaled the picture up to a pixel more than the box at its far edge.
+            let coverWidth = Self.side(Double(source.width) * scale), coverHeight = Self.side(Double(source.height) * scale)
+            return (coverWidth, coverHeight, Size.force.rawValue, Crop.none.rawValue)
         case (.fill, _):
             guard !enlarge else { return (width, height, Size.force.rawValue, Crop.none.rawValue) }
             let factor = min(1, Double(source.width) / Double(width), Double(source.height) / Double(height))
