@@ -369,6 +369,8 @@ struct ipx_jpeg_layout {
     /// padded to whole MCUs), which it allocates for a progressive or multi-scan frame whatever the
     /// output scale; 0 when one interleaved scan lets it decode row by row, or no frame header was found.
     long long coefficient_bytes;
+    /// The restart interval in MCUs a DRI segment before the first scan declares (0: no restart markers).
+    int restart_interval;
 };
 
 /// Walks a JPEG's marker segments, stepping over entropy-coded data (no decoding), counting SOS

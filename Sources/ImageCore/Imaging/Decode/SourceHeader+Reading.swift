@@ -69,5 +69,6 @@ extension SourceHeader {
         self.jpegSequential = layout.components > 0 && layout.progressive == 0 && layout.scans == 1
         self.jpegEighthDecodable = (layout.progressive != 0 || jpegSequential) && layout.uniform_sampling != 0
             && (layout.components == 1 || layout.components == 3)
+        self.jpegQuarterDecodable = jpegEighthDecodable && jpegSequential && (layout.components == 1 || layout.restart_interval > 0)
     }
 }

@@ -26,6 +26,10 @@ public struct SourceHeader: Sendable, Equatable {
     /// decode costs less the smaller the scale, and ``ResizeBox/jpegShrink(for:)`` keeps a margin above the
     /// output that a progressive file's DC-only 1/8 image does not.
     public var jpegSequential = false
+    /// A baseline JPEG whose 1/4 image ``JPEGEighthDecoder`` makes from the first coefficients: grey, or
+    /// colour with restart markers. A colour file without them is left to libjpeg-turbo's 1/4 decode, which
+    /// takes its fast Huffman path there and came within 3-5% of ours (`bench/jpeg_dc`, 2026-11-29).
+    public var jpegQuarterDecodable = false
 
     /// Bytes one decoded pixel takes, all bands (3 for 8-bit RGB, 8 for 16-bit RGBA): what a whole
     /// decode kept in memory (``DecodedSource``) holds per pixel. 4 unless read from a file.

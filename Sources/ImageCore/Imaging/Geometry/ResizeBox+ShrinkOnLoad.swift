@@ -29,7 +29,8 @@ extension ResizeBox {
     /// - 8: a progressive 4:4:4 or grey JPEG shrunk by 8 or more (what Pillow's draft mode decodes at),
     ///   from its DC scans alone; a baseline one shrunk by as much as makes ``jpegShrink(for:)`` pick 1/8
     ///   (the image is libjpeg's own 1/8 decode, so the output is what libjpeg's made before).
-    /// - 4: a baseline 4:4:4 or grey JPEG for which ``jpegShrink(for:)`` picks 1/4 (shrunk by 5 to 10):
+    /// - 4: a baseline grey JPEG, or 4:4:4 with restart markers (``SourceHeader/jpegQuarterDecodable``), for which
+    ///   ``jpegShrink(for:)`` picks 1/4 (shrunk by 5 to 10):
     ///   from its DC and first AC terms (``JPEGEighthDecoder/quarterTermsRead``), the sharpness margin's
     ///   1/4 image at little more than the cost of the DC-only 1/8 one.
     func ownDecoderShrink(_ header: SourceHeader) -> Int? {
@@ -37,7 +38,7 @@ extension ResizeBox {
         let reduction = reduction(for: header)
         if !header.jpegSequential { return reduction >= 8 ? 8 : nil }
         let shrink = jpegShrink(for: header)
-        return shrink == 8 || shrink == 4 ? shrink : nil
+        return shrink == 8 || (shrink == 4 && header.jpegQuarterDecodable) ? shrink : nil
     }
 
     /// Whether libjpeg decodes this source into memory on the pool thread and the pool thread reduces it
