@@ -28,6 +28,11 @@ QUERIES = ["w=320", "w=640", "w=1280", "w=300&h=300&fit=cover", "w=640&format=we
            "w=300&h=200&fit=cover&g=west", "w=400&filter=blur:2"]
 
 
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *arguments):
+        pass
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -69,8 +74,7 @@ def main():
     corpus = sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.environ.get("PEERS_DIR", "/tmp/imageproxy-peers"), "corpus-web")
     files = sorted(name for name in os.listdir(corpus) if not name.startswith("."))
     work = tempfile.mkdtemp(prefix="same-bytes-")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=corpus)
-    handler.log_message = lambda *arguments: None
+    handler = functools.partial(QuietHandler, directory=corpus)
     origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=origin.serve_forever, daemon=True).start()
     try:
