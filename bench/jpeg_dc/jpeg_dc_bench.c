@@ -4,17 +4,13 @@
  * seven runs of each on one thread. With a first argument `--quarter=K`, the same decoder's 1/4 decode
  * (AC terms read up to zigzag index K) against libjpeg's 1/4 decode. Built and run by bench/jpeg_dc/run.sh. */
 #include "vips_shim.h"
+#include "../bench_files.h"
 #include <jpeglib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static double seconds(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-}
 
 static int shrink = 8, coefficients = 64;
 
@@ -58,18 +54,13 @@ int main(int argc, char **argv) {
     }
     printf("%-44s %6s %6s %8s %12s %12s\n", "file", "taken", "worst", "mean", "libjpeg ms", "ours ms");
     for (int i = first; i < argc; i++) {
-        FILE *file = fopen(argv[i], "rb");
-        if (!file) continue;
-        fseek(file, 0, SEEK_END);
-        long length = ftell(file);
-        fseek(file, 0, SEEK_SET);
-        unsigned char *bytes = malloc((size_t)length);
-        if (fread(bytes, 1, (size_t)length, file) != (size_t)length) length = 0;
-        fclose(file);
+        size_t length = 0;
+        unsigned char *bytes = bench_read_file(argv[i], &length);
+        if (!bytes) continue;
         int width = 0, height = 0, bands = 0;
-        unsigned char *reference = libjpeg_scaled(bytes, (size_t)length, &width, &height, &bands);
+        unsigned char *reference = libjpeg_scaled(bytes, length, &width, &height, &bands);
         VipsImage *image = NULL;
-        int taken = decode_ours(bytes, (size_t)length, &image) == 0;
+        int taken = decode_ours(bytes, length, &image) == 0;
         int worst = -1;
         double total = 0;
         if (taken) {
@@ -87,13 +78,13 @@ int main(int argc, char **argv) {
         }
         double best_libjpeg = 1e9, best_dc = 1e9;
         for (int round = 0; round < 7; round++) {
-            double start = seconds();
-            free(libjpeg_scaled(bytes, (size_t)length, &width, &height, &bands));
-            double middle = seconds();
+            double start = bench_seconds();
+            free(libjpeg_scaled(bytes, length, &width, &height, &bands));
+            double middle = bench_seconds();
             if (middle - start < best_libjpeg) best_libjpeg = middle - start;
-            if (taken && decode_ours(bytes, (size_t)length, &image) == 0) {
+            if (taken && decode_ours(bytes, length, &image) == 0) {
                 g_object_unref(image);
-                if (seconds() - middle < best_dc) best_dc = seconds() - middle;
+                if (bench_seconds() - middle < best_dc) best_dc = bench_seconds() - middle;
             }
         }
         const char *name = strrchr(argv[i], '/');

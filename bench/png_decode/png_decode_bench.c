@@ -4,17 +4,13 @@
  * takes the file, whether libspng's pixels equal ours (the same image, byte for byte), and the best of seven
  * runs of each on one thread. Built and run by bench/png_decode/run.sh. */
 #include "vips_shim.h"
+#include "../bench_files.h"
 #include <spng.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static double seconds(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-}
 
 /* libspng's decode of the whole image in the file's own format; NULL when it fails. */
 static unsigned char *spng_whole(const unsigned char *bytes, size_t length, size_t *size) {
@@ -48,18 +44,13 @@ int main(int argc, char **argv) {
     vips_cache_set_max(0);
     printf("%-36s %6s %6s %10s %10s %10s\n", "file", "taken", "same", "libpng ms", "libspng ms", "ours ms");
     for (int i = 1; i < argc; i++) {
-        FILE *file = fopen(argv[i], "rb");
-        if (!file) continue;
-        fseek(file, 0, SEEK_END);
-        long length = ftell(file);
-        fseek(file, 0, SEEK_SET);
-        unsigned char *bytes = malloc((size_t)length);
-        if (fread(bytes, 1, (size_t)length, file) != (size_t)length) length = 0;
-        fclose(file);
+        size_t length = 0;
+        unsigned char *bytes = bench_read_file(argv[i], &length);
+        if (!bytes) continue;
         size_t size = 0;
-        unsigned char *reference = spng_whole(bytes, (size_t)length, &size);
+        unsigned char *reference = spng_whole(bytes, length, &size);
         VipsImage *image = NULL;
-        int taken = ipx_png_decode_whole(bytes, (size_t)length, (size_t)1 << 31, &image) == 0;
+        int taken = ipx_png_decode_whole(bytes, length, (size_t)1 << 31, &image) == 0;
         int same = 0;
         if (taken) {
             size_t row = (size_t)VIPS_IMAGE_SIZEOF_LINE(image);
@@ -70,16 +61,16 @@ int main(int argc, char **argv) {
         }
         double best[3] = {1e9, 1e9, 1e9};
         for (int round = 0; round < 7; round++) {
-            double start = seconds();
-            if (vips_whole(bytes, (size_t)length) == 0 && seconds() - start < best[0]) best[0] = seconds() - start;
-            start = seconds();
-            unsigned char *pixels = spng_whole(bytes, (size_t)length, &size);
-            if (pixels && seconds() - start < best[1]) best[1] = seconds() - start;
+            double start = bench_seconds();
+            if (vips_whole(bytes, length) == 0 && bench_seconds() - start < best[0]) best[0] = bench_seconds() - start;
+            start = bench_seconds();
+            unsigned char *pixels = spng_whole(bytes, length, &size);
+            if (pixels && bench_seconds() - start < best[1]) best[1] = bench_seconds() - start;
             free(pixels);
-            start = seconds();
-            if (taken && ipx_png_decode_whole(bytes, (size_t)length, (size_t)1 << 31, &image) == 0) {
+            start = bench_seconds();
+            if (taken && ipx_png_decode_whole(bytes, length, (size_t)1 << 31, &image) == 0) {
                 g_object_unref(image);
-                if (seconds() - start < best[2]) best[2] = seconds() - start;
+                if (bench_seconds() - start < best[2]) best[2] = bench_seconds() - start;
             }
         }
         const char *name = strrchr(argv[i], '/');
