@@ -1,4 +1,5 @@
-/* What the C micro-benchmarks (bench/jpeg_dc, bench/png_decode) share: a file read whole, and a clock. */
+/* What the C harnesses share (bench/jpeg_dc, bench/png_decode, Tests/CKernels/kernels_golden.c): a file read
+ * whole, and a clock. */
 #ifndef BENCH_FILES_H
 #define BENCH_FILES_H
 #include <stdio.h>
@@ -6,14 +7,14 @@
 #include <time.h>
 
 /* Seconds on the monotonic clock. */
-static double bench_seconds(void) {
+static inline double bench_seconds(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
 }
 
 /* The bytes of `path` in a new block (the caller frees it) and their count; NULL when it cannot be read. */
-static unsigned char *bench_read_file(const char *path, size_t *length) {
+static inline unsigned char *bench_read_file(const char *path, size_t *length) {
     FILE *file = fopen(path, "rb");
     if (!file) return NULL;
     fseek(file, 0, SEEK_END);

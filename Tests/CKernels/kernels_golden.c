@@ -10,25 +10,10 @@
  * (jpeg_dc.c), and libjpeg's scaled decode reduced as its rows arrive (jpeg_scaled.c + reduce_across.c).
  * Usage: kernels_golden FILE...  (PNG and JPEG files, by their first bytes). */
 #include "vips_shim.h"
+#include "../../bench/bench_files.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static unsigned char *read_file(const char *path, size_t *length) {
-    FILE *file = fopen(path, "rb");
-    if (!file) return NULL;
-    fseek(file, 0, SEEK_END);
-    long size = ftell(file);
-    fseek(file, 0, SEEK_SET);
-    unsigned char *bytes = size > 0 ? malloc((size_t)size) : NULL;
-    if (bytes && fread(bytes, 1, (size_t)size, file) != (size_t)size) {
-        free(bytes);
-        bytes = NULL;
-    }
-    fclose(file);
-    *length = bytes ? (size_t)size : 0;
-    return bytes;
-}
 
 /* Prints a case: the image's size and the SHA-256 of its pixels (made into memory first), or the status. */
 static void report(const char *name, const char *label, int status, VipsImage *image) {
@@ -112,7 +97,7 @@ int main(int argc, char **argv) {
     vips_cache_set_max(0);
     for (int i = 1; i < argc; i++) {
         size_t length = 0;
-        unsigned char *bytes = read_file(argv[i], &length);
+        unsigned char *bytes = bench_read_file(argv[i], &length);
         if (!bytes) {
             fprintf(stderr, "kernels_golden: cannot read %s\n", argv[i]);
             return 2;

@@ -64,6 +64,18 @@ import TestSupport
         #expect(try asymmetry(covered) <= asymmetry(source) + 2, "cover")
     }
 
+    /// An anchored cover box scales the source by the box's own factor: a west-anchored 208x422 of 613x901 is the
+    /// left 208 columns of the whole source forced to 287x422 (613 x 422/901 = 287.1), sample for sample. A width
+    /// rounded up (288) with the height derived from it (423) scaled the picture a pixel past the box at its far edge.
+    @Test func anAnchoredCoverIsTheBoxesOwnScale() throws {
+        let bytes = try TestImages.noise(width: 613, height: 901, bands: 3).encoded(as: .png).bytes
+        let west = try transform(bytes, [("w", "208"), ("h", "422"), ("fit", "cover"), ("g", "west")])
+        let whole = try transform(bytes, [("w", "287"), ("h", "422"), ("fit", "fill")])
+        #expect(west.width == 208 && west.height == 422 && whole.width == 287 && whole.height == 422)
+        let left = try whole.producing { ipx_vips_extract_area($0, $1, 0, 0, 208, 422) }
+        #expect(try west.pixels() == left.pixels())
+    }
+
     @Test func anEnlargedImageWithAlphaStaysSymmetric() throws {
         let bytes = try symmetric(width: 21, height: 21, bands: 4).encoded(as: .png).bytes
         let grown = try transform(bytes, [("w", "84"), ("enlarge", "1")])

@@ -55,7 +55,8 @@ extension ImageRequest {
         var canonical = "v1|\(sourceKey ?? source.absoluteString)|w=\(width.map(String.init) ?? "")|h=\(height.map(String.init) ?? "")"
         canonical += "|fit=\(fit.rawValue)|enlarge=\(enlarge ? 1 : 0)|format=\(choice)|q=\(quality.map(String.init) ?? "")"
         canonical += "|filter=\(filters.map(\.description).joined(separator: ","))"
-        canonical += "|g=\(cropAnchorDescription)|bg=\(background)"
+        let anchor = cropAnchorDescription
+        canonical += "|g=\(anchor)|bg=\(background)"
         canonical += "|progressive=\(progressive ? 1 : 0)|lqip=\(placeholder ? 1 : 0)"
         // Added only when present, so that every key made before `crop` existed stays the same.
         if let crop { canonical += "|crop=\(crop)" }
@@ -65,7 +66,7 @@ extension ImageRequest {
         if colour == .keep { canonical += "|colour=keep" }
         // Enlargements about the pixel centres and anchored cover crops at the box's exact scale (2026-11-29) made
         // new bytes for these variants: new keys, so that no cache or shared tier serves the earlier ones.
-        if enlarge || !["", Gravity.centre.rawValue, Gravity.smart.rawValue].contains(cropAnchorDescription) { canonical += "|geometry=2" }
+        if enlarge || !(anchor.isEmpty || anchor == Gravity.centre.rawValue || anchor == Gravity.smart.rawValue) { canonical += "|geometry=2" }
         return VariantKey(hashing: canonical)
     }
 }
