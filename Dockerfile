@@ -5,7 +5,7 @@
 
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libvips-dev libwebp-dev libgif-dev liblcms2-dev libjpeg62-turbo-dev libexif-dev libdeflate-dev libcurl4-openssl-dev libsqlite3-dev pkg-config \
+    && apt-get install -y --no-install-recommends libvips-dev libwebp-dev libgif-dev liblcms2-dev libjpeg62-turbo-dev libexif-dev libdeflate-dev libxml2-dev libopencv-objdetect-dev opencv-data libcurl4-openssl-dev libsqlite3-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -22,7 +22,7 @@ RUN swift build -c release --static-swift-stdlib --product ImageProxy \
 FROM debian:bookworm-slim
 # Runtime libraries only; keep in step with `ldd ImageProxy` (checked in .ci/run).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libvips42 libwebpdemux2 libwebpmux3 libgif7 liblcms2-2 libjpeg62-turbo libexif12 libdeflate0 libcurl4 libsqlite3-0 ca-certificates fonts-dejavu-core \
+    && apt-get install -y --no-install-recommends libvips42 libwebpdemux2 libwebpmux3 libgif7 liblcms2-2 libjpeg62-turbo libexif12 libdeflate0 libxml2 librsvg2-2 libopencv-objdetect406 opencv-data libcurl4 libsqlite3-0 ca-certificates fonts-dejavu-core \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 imageproxy \
     && useradd --system --uid 10001 --gid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin imageproxy \

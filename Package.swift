@@ -32,8 +32,14 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
+        // libxml2 parses SVG sources for the check of what they refer to (svg/svg_check.c); librsvg uses it too.
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
         .target(
-            name: "CVipsShim", dependencies: ["CVips"],
+            name: "CVipsShim", dependencies: ["CVips", "CLibXML2"],
             // Frame counts and WebP metadata removal from the containers (frame_count.c): libwebpdemux
             // and libwebpmux come with libwebp-dev (a libvips-dev dependency), giflib with libgif-dev.
             // lcms2 (a libvips-dev dependency) tells sRGB profiles from others (icc_profile.c). libjpeg
@@ -48,6 +54,14 @@ let package = Package(
                 .linkedLibrary("lcms2"), .linkedLibrary("jpeg"), .linkedLibrary("exif"), .linkedLibrary("deflate"),
             ]
         ),
+        // Face detection (OpenCV's objdetect with the Haar cascades of Debian's opencv-data) behind a C interface:
+        // libopencv-objdetect-dev brings objdetect, imgproc and core; Debian ships no opencv4.pc without the
+        // whole libopencv-dev, so the headers' folder is named here.
+        .target(
+            name: "CFaceShim",
+            cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
+            linkerSettings: [.linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"), .linkedLibrary("opencv_core")]
+        ),
         .systemLibrary(
             name: "CCurl",
             pkgConfig: "libcurl",
@@ -60,6 +74,7 @@ let package = Package(
             name: "ImageCore",
             dependencies: [
                 "CVipsShim",
+                "CFaceShim",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -16,6 +16,8 @@
 #     the output bound on random header sizes (ResizeBox, ResizeBox+OutputBound, SourceHeader), and the memory-hit
 #     front's framing checks, under swiftc -sanitize=fuzzer,address; it links swift-crypto's objects from
 #     the debug build (`swift build` first when they are missing);
+#   - svg: Sources/CVipsShim/svg/svg_check.c (what an SVG source refers to, walked over libxml2's tree) with
+#     the dictionary fuzz/svg/svg.dict;
 #   - jxl_pipeline: JPEG XL sources (`image.allowJXLInput`) through the header read and the thumbnail the
 #     transform runs, libvips started as the service starts it (all of Sources/CVipsShim instrumented).
 # Every file in fuzz/regressions/<target>/ is run first (a crash there fails at once), then each target
@@ -25,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 out=.build-fuzz
-targets=(jpeg_dc containers raw_request_head request_intake jxl_pipeline)
+targets=(jpeg_dc containers svg raw_request_head request_intake jxl_pipeline)
 for target in "${targets[@]}"; do mkdir -p "$out" "fuzz/findings/$target"; done
 
 # shellcheck disable=SC2046
@@ -45,9 +47,15 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 
 # shellcheck disable=SC2046
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -I Sources/CVipsShim/include $(pkg-config --cflags vips libxml-2.0) \
+  fuzz/svg/fuzz_svg.c Sources/CVipsShim/svg/svg_check.c \
+  $(pkg-config --libs libxml-2.0) -o "$out/fuzz_svg" 2> >(grep -v "Cannot export local symbol" >&2)
+
+# shellcheck disable=SC2046
+clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I Sources/CVipsShim/include $(pkg-config --cflags vips) \
-  fuzz/jxl_pipeline/fuzz_jxl_pipeline.c Sources/CVipsShim/*/*.c \
-  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2 libexif) -lgif -ljpeg -ldeflate -o "$out/fuzz_jxl_pipeline" 2> >(grep -v "Cannot export local symbol" >&2)
+  $(pkg-config --cflags libxml-2.0) fuzz/jxl_pipeline/fuzz_jxl_pipeline.c Sources/CVipsShim/*/*.c \
+  $(pkg-config --libs vips libwebpmux libwebpdemux lcms2 libexif libxml-2.0) -lgif -ljpeg -ldeflate -o "$out/fuzz_jxl_pipeline" 2> >(grep -v "Cannot export local symbol" >&2)
 
 # (gold warns about every ASan symbol it cannot export; those lines are dropped.)
 swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
@@ -89,7 +97,9 @@ for target in "${targets[@]}"; do
   # The whole run goes to a log (libjxl alone prints thousands of lines of its own diagnostics); CI's
   # output keeps the executed-units count and, on a failure, the sanitizer's report.
   log="$out/$target.fuzz.log"
-  "$binary" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=1024 -timeout=10 \
+  dictionary=()
+  [ -e "fuzz/$target/$target.dict" ] && dictionary=(-dict="fuzz/$target/$target.dict")
+  "$binary" "${dictionary[@]}" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=1024 -timeout=10 \
     -artifact_prefix="fuzz/findings/$target/" -print_final_stats=1 "$work" >"$log" 2>&1 || true
   rm -rf "$work"
   if ls fuzz/findings/$target/crash-* fuzz/findings/$target/timeout-* fuzz/findings/$target/oom-* >/dev/null 2>&1; then

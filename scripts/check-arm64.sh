@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # arm64 with the same bytes (issue #57), on this x86-64 machine with Debian's packages:
 #   1. every C file of Sources/CVipsShim, Sources/CCurlShim, fuzz/ and bench/ compiled for aarch64 with
-#      Debian's cross compiler (gcc-aarch64-linux-gnu) against the arm64 headers (multiarch -dev packages);
+#      Debian's cross compiler (gcc-aarch64-linux-gnu) against the arm64 headers (multiarch -dev packages),
+#      and the C++ of Sources/CFaceShim with g++-aarch64-linux-gnu;
 #      an x86-only construct without its portable twin fails here;
 #   2. Tests/CKernels/kernels_golden.c (the PNG decoder and unfilter, opaque alpha, the Lanczos3 reduces, the
 #      JPEG DC decoders, libjpeg's scaled decode reduced) built three ways: x86-64 as the service builds it,
@@ -17,7 +18,7 @@ sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
 
 arm64_dev=(libglib2.0-dev:arm64 libjpeg62-turbo-dev:arm64 libdeflate-dev:arm64 libexif-dev:arm64 libgif-dev:arm64
-  libwebp-dev:arm64 liblcms2-dev:arm64 libcurl4-openssl-dev:arm64)
+  libwebp-dev:arm64 liblcms2-dev:arm64 libcurl4-openssl-dev:arm64 libxml2-dev:arm64)
 if ! dpkg --print-foreign-architectures | grep -qx arm64 || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
   $sudo dpkg --add-architecture arm64
   $sudo apt-get update -qq
@@ -29,7 +30,7 @@ mapfile -t arm64_runtime < <(apt-cache depends --no-recommends --no-suggests --n
   | grep -vx 'libvips42:arm64\|libopenslide0:arm64' | sort -u)
 [ ${#arm64_runtime[@]} -gt 10 ] || { echo "check-arm64: libvips42:arm64's dependencies not found (apt lists?)" >&2; exit 1; }
 missing=()
-for package in gcc-aarch64-linux-gnu qemu-user-static file "${arm64_dev[@]}" "${arm64_runtime[@]}"; do
+for package in gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user-static file "${arm64_dev[@]}" "${arm64_runtime[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -53,7 +54,7 @@ vips_root=$(pwd)/$out/libvips/root/usr/lib/aarch64-linux-gnu
 # arm64 flags: the arm64 .pc files for what has them; libvips' headers are the same on both (the amd64
 # libvips-dev's), found after the cross compiler's own C library headers.
 arm64_pkg() { PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig pkg-config "$@"; }
-cflags_arm64="-std=gnu11 -O2 -ffp-contract=off -Wall -Werror=implicit-function-declaration $(arm64_pkg --cflags glib-2.0 gobject-2.0 libjpeg libwebp libwebpdemux libwebpmux lcms2 libexif libcurl) -idirafter /usr/include"
+cflags_arm64="-std=gnu11 -O2 -ffp-contract=off -Wall -Werror=implicit-function-declaration $(arm64_pkg --cflags glib-2.0 gobject-2.0 libjpeg libwebp libwebpdemux libwebpmux lcms2 libexif libcurl libxml-2.0) -idirafter /usr/include"
 includes="-I Sources/CVipsShim/include -I Sources/CVipsShim -I Sources/CCurlShim/include"
 
 echo "check-arm64: cross-compiling every C file for aarch64"
@@ -69,16 +70,22 @@ for file in Sources/CVipsShim/*/*.c Sources/CCurlShim/*.c fuzz/*/*.c bench/*/*.c
   aarch64-linux-gnu-gcc $cflags_arm64 $includes "${extra[@]}" -c "$file" -o "$out/obj/$(echo "$file" | tr / _).o"
   count=$((count + 1))
 done
+# The C++ face shim (OpenCV's headers are the same on both architectures).
+for file in Sources/CFaceShim/*.cpp; do
+  aarch64-linux-gnu-g++ -std=c++17 -O2 -Wall -I Sources/CFaceShim/include -I /usr/include/opencv4 -c "$file" \
+    -o "$out/obj/$(echo "$file" | tr / _).o"
+  count=$((count + 1))
+done
 echo "check-arm64: $count files compiled"
 
 # The golden harness with the whole shim, as the service links it.
 shim_sources=(Sources/CVipsShim/*/*.c)
-libs_x86="$(pkg-config --libs vips libwebpdemux libwebpmux lcms2 libexif) -lgif -ljpeg -ldeflate -lm -ldl -lpthread"
+libs_x86="$(pkg-config --libs vips libwebpdemux libwebpmux lcms2 libexif libxml-2.0) -lgif -ljpeg -ldeflate -lm -ldl -lpthread"
 build_x86() {  # build_x86 OUTPUT [FLAGS...]
   local output=$1
   shift
   # shellcheck disable=SC2086
-  cc -std=gnu11 -O2 -ffp-contract=off "$@" $includes $(pkg-config --cflags vips) Tests/CKernels/kernels_golden.c \
+  cc -std=gnu11 -O2 -ffp-contract=off "$@" $includes $(pkg-config --cflags vips libxml-2.0) Tests/CKernels/kernels_golden.c \
     "${shim_sources[@]}" -o "$output" $libs_x86
 }
 echo "check-arm64: building the golden harness (x86-64, x86-64 portable, aarch64)"
@@ -86,7 +93,7 @@ build_x86 "$out/golden-x86"
 build_x86 "$out/golden-portable" -DIPX_PORTABLE_KERNELS
 # shellcheck disable=SC2086
 aarch64-linux-gnu-gcc $cflags_arm64 $includes Tests/CKernels/kernels_golden.c "${shim_sources[@]}" -o "$out/golden-arm64" \
-  "$vips_root/libvips.so.42" $(arm64_pkg --libs glib-2.0 gobject-2.0 libjpeg libwebp libwebpdemux libwebpmux lcms2 libexif) \
+  "$vips_root/libvips.so.42" $(arm64_pkg --libs glib-2.0 gobject-2.0 libjpeg libwebp libwebpdemux libwebpmux lcms2 libexif libxml-2.0) \
   -lgif -ldeflate -lm -ldl -lpthread -Wl,-rpath-link,"$vips_root" -Wl,-rpath-link,/usr/lib/aarch64-linux-gnu
 file "$out/golden-arm64" | grep -q "ARM aarch64" || { echo "check-arm64: the harness is not an aarch64 binary" >&2; exit 1; }
 # And with the Swift toolchain's clang, which is what SwiftPM compiles the shim with on an arm64 machine.
@@ -94,7 +101,7 @@ clang="$(dirname "$(readlink -f "$(command -v swift)")")/clang"
 # shellcheck disable=SC2086
 "$clang" --target=aarch64-linux-gnu -fuse-ld=lld $cflags_arm64 $includes Tests/CKernels/kernels_golden.c "${shim_sources[@]}" \
   -o "$out/golden-arm64-clang" "$vips_root/libvips.so.42" -L/usr/lib/aarch64-linux-gnu \
-  $(arm64_pkg --libs glib-2.0 gobject-2.0 libjpeg libwebp libwebpdemux libwebpmux lcms2 libexif) -lgif -ldeflate -lm -ldl -lpthread \
+  $(arm64_pkg --libs glib-2.0 gobject-2.0 libjpeg libwebp libwebpdemux libwebpmux lcms2 libexif libxml-2.0) -lgif -ldeflate -lm -ldl -lpthread \
   -Wl,-rpath-link,"$vips_root" -Wl,-rpath-link,/usr/lib/aarch64-linux-gnu 2> >(grep -v "warning: argument unused" >&2)
 
 fixtures=(Tests/CKernels/fixtures/*)

@@ -5,7 +5,7 @@
 # headless Chromium (the status page's charts are checked in a real browser), Node.js and Python 3 (the
 # JavaScript and Python clients' tests run against the binary).
 set -euo pipefail
-packages=(libvips-dev libwebp-dev libgif-dev libjpeg62-turbo-dev libexif-dev libdeflate-dev libcurl4-openssl-dev libsqlite3-dev pkg-config ca-certificates fonts-dejavu-core)
+packages=(libvips-dev libwebp-dev libgif-dev libjpeg62-turbo-dev libexif-dev libdeflate-dev libxml2-dev libopencv-objdetect-dev opencv-data libcurl4-openssl-dev libsqlite3-dev pkg-config ca-certificates fonts-dejavu-core)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ "${1:-}" = "--tests" ]; then

@@ -41,7 +41,7 @@ import Testing
             ("fit-in/300x200", [("w", "300"), ("h", "200")]),
             ("fit-in/300x200/filters:upscale()", [("w", "300"), ("h", "200"), ("enlarge", "1")]),
             ("300x200/filters:no_upscale()", [("w", "300"), ("h", "200"), ("fit", "cover")]),
-            ("300x200/smart", [("w", "300"), ("h", "200"), ("fit", "cover"), ("enlarge", "1"), ("g", "smart")]),
+            ("300x200/smart", [("w", "300"), ("h", "200"), ("fit", "cover"), ("enlarge", "1"), ("g", "face")]),
             ("300x200/right/bottom", [("w", "300"), ("h", "200"), ("fit", "cover"), ("enlarge", "1"), ("g", "southeast")]),
             ("300x200/top", [("w", "300"), ("h", "200"), ("fit", "cover"), ("enlarge", "1"), ("g", "north")]),
             ("300x200/center/middle", [("w", "300"), ("h", "200"), ("fit", "cover"), ("enlarge", "1")]),

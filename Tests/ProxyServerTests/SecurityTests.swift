@@ -164,8 +164,12 @@ import Testing
             #expect(normal.status == .ok)
             #expect(try VipsImage.decode(normal.bytes).width == 64)
         }
-        // libvips' own SVG loader is blocked (defence in depth behind the byte sniffing).
-        #expect(throws: ImagingError.self) { try SourceHeader(reading: HostileImages.svg) }
+        // SVG sources are read only with image.allowSVGInput (libvips' loader stays blocked until a transformer
+        // that allows them starts; other tests in this process may have started one).
+        #expect(throws: ImagingError.formatDisabled(format: "SVG", key: "image.allowSVGInput")) {
+            try ImageTransformer(settings: ImageTransformer.Settings()).plan(
+                HostileImages.svg, request: ImageRequest(query: [("url", "https://example.com/a.svg"), ("w", "64")], limits: .init(maxDimension: 4096)), choice: .fixed(.png))
+        }
     }
 
     @Test func slowTransformsAreStoppedByTheKillFlag() async throws {

@@ -8,7 +8,7 @@ export interface ImageOptions {
   height?: number;
   fit?: "contain" | "cover" | "fill" | "pad";
   /** Where `fit: "cover"` crops around (`g`). */
-  gravity?: "centre" | "center" | "north" | "south" | "east" | "west" | "northeast" | "northwest" | "southeast" | "southwest" | "smart";
+  gravity?: "centre" | "center" | "north" | "south" | "east" | "west" | "northeast" | "northwest" | "southeast" | "southwest" | "smart" | "face";
   /** Focal point `[x, y]`, fractions 0..1 (`fp`). */
   focalPoint?: [number, number];
   /** Rectangle `[x, y, w, h]` of the upright source, pixels (integers) or fractions (strings like "0.5"). */

@@ -135,6 +135,56 @@ int ipx_vips_jxlsave(VipsImage *in, void **buffer, size_t *length, int quality, 
 int ipx_vips_heicsave_metadata(VipsImage *in, void **buffer, size_t *length, int quality, int bitdepth);
 /// Unblocks libvips' JPEG XL buffer loader (`image.allowJXLInput`); process-wide, never blocked again.
 void ipx_vips_allow_jxl_input(void);
+
+/// Lets libvips read SVG from memory (librsvg; `image.allowSVGInput`) and starts libxml2 for ipx_svg_check.
+void ipx_vips_allow_svg_input(void);
+
+/// The scales libvips' svgload accepts.
+#define IPX_SVG_MIN_SCALE 0.001
+#define IPX_SVG_MAX_SCALE 100000.0
+
+/// An SVG rendered by librsvg (libvips' svgload_buffer, its security limits on) at `scale` times its declared
+/// size, lazily: nothing is drawn until the image is read. No base file: nothing outside the bytes is read.
+/// A scale outside IPX_SVG_MIN_SCALE...IPX_SVG_MAX_SCALE is an error (libvips would draw at the declared size).
+int ipx_vips_svgload_scaled(const void *buffer, size_t length, double scale, VipsImage **out);
+
+/// What ipx_svg_check says of an SVG document.
+enum {
+    IPX_SVG_OK = 0,
+    /// Not well-formed XML (or deeper than libxml2's 256 levels).
+    IPX_SVG_NOT_XML = -1,
+    /// The root element is not `svg`.
+    IPX_SVG_NOT_SVG = -2,
+    /// An entity is declared or referenced.
+    IPX_SVG_ENTITY = -3,
+    /// A reference outside the document: an href or url() that is not `#id` or an embedded raster image,
+    /// CSS @import, or a processing instruction (xml-stylesheet).
+    IPX_SVG_EXTERNAL = -4,
+    /// An XInclude element.
+    IPX_SVG_XINCLUDE = -5,
+    /// More than IPX_SVG_MAX_ELEMENTS elements.
+    IPX_SVG_TOO_COMPLEX = -6,
+};
+
+/// Most elements an SVG source may have (librsvg's own limit is 1,000,000 loaded elements).
+#define IPX_SVG_MAX_ELEMENTS 20000
+
+/// What an SVG holds that its rendering cost depends on.
+typedef struct {
+    int elements;
+    int uses;
+    /// `fe*` elements (filter primitives).
+    int filter_primitives;
+    /// Elements with a `filter` attribute or a filter in their style.
+    int filtered_elements;
+    /// Elements with a mask, a clip path or an opacity (attribute or style): each drawn through a surface
+    /// of its own.
+    int offscreen_elements;
+} ipx_svg_census;
+
+/// Parses `buffer` with libxml2 (no network, no entities substituted) and walks it: IPX_SVG_OK with
+/// `census` filled, or the first reason the document is refused (svg_check.c).
+int ipx_svg_check(const void *buffer, size_t length, ipx_svg_census *census);
 /// A copy whose ICC profile is its own copy of the bytes. libvips 8.14's HEIF loader hands out a profile
 /// pointing into libheif's memory, which is freed when the loader closes (after the pixels are read):
 /// without this, a kept profile is written with its first bytes overwritten.
@@ -409,6 +459,16 @@ int ipx_vips_drop_opaque_alpha(VipsImage *in, VipsImage **out);
 size_t ipx_vips_memory_bytes(VipsImage *in);
 /// Copies an area.
 int ipx_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
+
+/// `in` resized by `scale` (libvips' resize: Lanczos3, box-shrinking first for large reductions).
+int ipx_vips_resize_by(VipsImage *in, VipsImage **out, double scale);
+
+/// `sub` placed over `main` at (`x`, `y`), cast to `main`'s format and bands.
+int ipx_vips_insert(VipsImage *main, VipsImage *sub, VipsImage **out, int x, int y);
+
+/// `in` as blocks of `block` x `block` pixels, each the average of about the pixels under it (the last row
+/// and column of blocks cut to the image): the same size as `in`.
+int ipx_vips_pixelate(VipsImage *in, VipsImage **out, int block);
 /// Places `in` in the centre of a width x height canvas filled with `background` (one value per band).
 int ipx_vips_embed_centre(VipsImage *in, VipsImage **out, int width, int height, const double *background, int bands);
 /// Adds an opaque alpha band.

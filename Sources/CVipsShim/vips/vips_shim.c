@@ -2,6 +2,7 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <string.h>
+#include <libxml/parser.h>
 
 int ipx_vips_start(const char *program_name, int concurrency, int operation_cache_max) {
     if (VIPS_INIT(program_name)) {
@@ -30,6 +31,20 @@ int ipx_vips_start(const char *program_name, int concurrency, int operation_cach
 
 void ipx_vips_allow_jxl_input(void) {
     vips_operation_block_set("VipsForeignLoadJxlBuffer", FALSE);
+}
+
+void ipx_vips_allow_svg_input(void) {
+    xmlInitParser();
+    vips_operation_block_set("VipsForeignLoadSvgBuffer", FALSE);
+}
+
+int ipx_vips_svgload_scaled(const void *buffer, size_t length, double scale, VipsImage **out) {
+    /* svgload's own range; outside it libvips warns and keeps its default of 1 (the declared size). */
+    if (!(scale >= IPX_SVG_MIN_SCALE && scale <= IPX_SVG_MAX_SCALE)) {
+        vips_error("ipx_vips_svgload_scaled", "scale %g out of range", scale);
+        return -1;
+    }
+    return vips_svgload_buffer((void *)buffer, length, out, "scale", scale, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
 }
 
 int ipx_vips_header(const void *buffer, size_t length,
@@ -323,6 +338,30 @@ int ipx_vips_jpegload_shrunk(const void *buffer, size_t length, int shrink, Vips
 
 int ipx_vips_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
     return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+int ipx_vips_resize_by(VipsImage *in, VipsImage **out, double scale) {
+    return vips_resize(in, out, scale, NULL);
+}
+
+int ipx_vips_insert(VipsImage *main, VipsImage *sub, VipsImage **out, int x, int y) {
+    return vips_insert(main, sub, out, x, y, NULL);
+}
+
+int ipx_vips_pixelate(VipsImage *in, VipsImage **out, int block) {
+    if (block < 1) block = 1;
+    int width = vips_image_get_width(in), height = vips_image_get_height(in);
+    int across = (width + block - 1) / block, down = (height + block - 1) / block;
+    VipsImage *averaged = NULL, *zoomed = NULL;
+    /* Each block's average (the last ones narrower), then each average repeated over its block. */
+    if (vips_shrink(in, &averaged, (double)width / across, (double)height / down, NULL)) return -1;
+    int status = vips_zoom(averaged, &zoomed, block, block, NULL);
+    g_object_unref(averaged);
+    if (status) return -1;
+    status = vips_extract_area(zoomed, out, 0, 0, VIPS_MIN(width, vips_image_get_width(zoomed)),
+                               VIPS_MIN(height, vips_image_get_height(zoomed)), NULL);
+    g_object_unref(zoomed);
+    return status;
 }
 
 int ipx_vips_embed_centre(VipsImage *in, VipsImage **out, int width, int height, const double *background, int bands) {

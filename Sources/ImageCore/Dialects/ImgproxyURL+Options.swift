@@ -160,8 +160,17 @@ extension ImgproxyURL.State {
             gravity = nil
             return
         }
+        if type == "obj" {
+            // Object-oriented gravity (imgproxy Pro): the face class maps onto g=face; other classes have no detector here.
+            guard arguments.count == 2, arguments[1] == "face" else {
+                throw RequestError(parameter: option, problem: "obj is supported for the face class alone (obj:face)")
+            }
+            gravity = (.face, option)
+            focalPoint = nil
+            return
+        }
         guard let named = ImgproxyURL.gravities[type] else {
-            throw RequestError(parameter: option, problem: "must be one of no, so, ea, we, noea, nowe, soea, sowe, ce, sm, fp:x:y")
+            throw RequestError(parameter: option, problem: "must be one of no, so, ea, we, noea, nowe, soea, sowe, ce, sm, obj:face, fp:x:y")
         }
         guard arguments.count <= 3, arguments.dropFirst().allSatisfy({ $0.isEmpty || Double($0) == 0 }) else {
             throw RequestError(parameter: option, problem: "offsets are not supported (only 0)")

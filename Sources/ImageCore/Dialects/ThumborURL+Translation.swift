@@ -41,7 +41,9 @@ extension ThumborURL {
         let bothSides = request.value(of: "w") != nil && request.value(of: "h") != nil
         if fitIn == nil, bothSides { request.set("fit", "cover", option: "size") }
         if smart {
-            request.set("g", "smart", option: "smart")
+            // thumbor's smart crop looks for faces first and falls back to features: g=face does the same
+            // (libvips' attention where no face is found).
+            request.set("g", "face", option: "smart")
         } else if horizontalAlign != nil || verticalAlign != nil {
             let vertical: String = switch verticalAlign { case "top": "north"; case "bottom": "south"; default: "" }
             let horizontal: String = switch horizontalAlign { case "left": "west"; case "right": "east"; default: "" }

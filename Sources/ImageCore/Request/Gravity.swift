@@ -2,6 +2,9 @@
 /// (libvips' attention strategy: the busiest, most salient region).
 public enum Gravity: String, Sendable, Hashable, CaseIterable {
     case centre, north, south, east, west, northeast, northwest, southeast, southwest, smart
+    /// The crop around the faces in the source (all of them when they fit, else the largest), found by
+    /// ``FaceDetector``; `smart` where none is found.
+    case face
 
     /// Parses `g=`; `center` is accepted for `centre`.
     init?(parameter: String) {
@@ -20,7 +23,7 @@ public enum Gravity: String, Sendable, Hashable, CaseIterable {
         case .northwest: (0, 0)
         case .southeast: (1, 1)
         case .southwest: (0, 1)
-        case .smart: nil
+        case .smart, .face: nil
         }
     }
 }

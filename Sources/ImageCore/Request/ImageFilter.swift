@@ -28,6 +28,9 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
     case circle
     /// Removes a uniform border (the colour of the top-left pixel), `trim`.
     case trim
+    /// Every face found in the image blurred or pixelated beyond recognition, `redact_faces[:blur|:pixelate]`
+    /// (blur by default; ``FaceRedactionStep``).
+    case redactFaces(FaceRedaction)
 
     /// The canonical spelling, used in the variant key.
     public var description: String {
@@ -46,6 +49,7 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
         case .round(let radius): "round:\(radius)"
         case .circle: "circle"
         case .trim: "trim"
+        case .redactFaces(let style): "redact_faces:\(style.rawValue)"
         }
     }
 
@@ -53,11 +57,11 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
     public var isColourOnly: Bool {
         switch self {
         case .blur, .sharpen, .grayscale, .grayscale601, .sepia, .brightness, .contrast, .lighten: true
-        case .rotate, .flip, .flop, .round, .circle, .trim: false
+        case .rotate, .flip, .flop, .round, .circle, .trim, .redactFaces: false
         }
     }
 
-    static let names = "blur, sharpen, grayscale, sepia, brightness, contrast, lighten, rotate, flip, flop, round, circle, trim"
+    static let names = "blur, sharpen, grayscale, sepia, brightness, contrast, lighten, rotate, flip, flop, round, circle, trim, redact_faces"
 
     /// Parses one comma-separated step of the `filter` parameter.
     static func parse(_ step: Substring) throws(RequestError) -> ImageFilter {
@@ -108,8 +112,19 @@ public enum ImageFilter: Sendable, Hashable, CustomStringConvertible {
             return .round(radius: radius)
         case "circle": return try none(.circle)
         case "trim": return try none(.trim)
+        case "redact_faces":
+            guard let argument else { return .redactFaces(.blur) }
+            guard let style = FaceRedaction(rawValue: String(argument)) else {
+                throw RequestError(parameter: "filter", problem: "redact_faces takes blur or pixelate")
+            }
+            return .redactFaces(style)
         default:
             throw RequestError(parameter: "filter", problem: "unknown filter '\(name)' (known: \(names))")
         }
     }
+}
+
+/// How ``ImageFilter/redactFaces(_:)`` hides a face.
+public enum FaceRedaction: String, Sendable, Hashable {
+    case blur, pixelate
 }

@@ -28,7 +28,7 @@ public enum FormatChoice: Sendable, Hashable, CustomStringConvertible {
     case fixed(OutputFormat)
     case jpegOrPNG
     /// The source's format where it is cheap to write (JPEG, PNG, WebP, GIF); JPEG or PNG (alpha) for AVIF,
-    /// HEIC and JPEG XL sources. Resolved from the source's bytes when the transform is planned
+    /// HEIC and JPEG XL sources; PNG for SVG sources. Resolved from the source's bytes when the transform is planned
     /// (``resolved(forSource:)``); the variant key keeps `source`, which names one format per source.
     case source
 
@@ -50,6 +50,8 @@ extension FormatChoice {
         case .png: return .fixed(.png)
         case .webp: return .fixed(.webp)
         case .gif: return .fixed(.gif)
+        // An SVG's rendering has an alpha channel; PNG keeps it losslessly (an SVG is never answered as SVG).
+        case .svg: return .fixed(.png)
         case .avif, .heic, .jxl, nil: return .jpegOrPNG
         }
     }

@@ -38,16 +38,26 @@ struct ImageIntake: Sendable {
         return Parsed(request: request, options: options)
     }
 
-    /// The source of an `/info` query, which takes `url` alone.
+    /// The source of an `/info` query, which takes `url`, and `faces=1` for the face boxes
+    /// (``ImageInfo/faces``).
     /// - Throws: ``RequestError`` for any other, repeated or missing parameter, or a bad URL.
-    func source(query: [(name: String, value: String)]) throws(RequestError) -> SourceURL {
+    func infoQuery(_ query: [(name: String, value: String)]) throws(RequestError) -> (source: SourceURL, faces: Bool) {
         var url: String?
+        var faces: Bool?
         for (name, value) in query {
-            guard name == "url" else { throw RequestError(parameter: name, problem: "unknown parameter") }
-            guard url == nil else { throw RequestError(parameter: "url", problem: "given more than once") }
-            url = value
+            switch name {
+            case "url":
+                guard url == nil else { throw RequestError(parameter: "url", problem: "given more than once") }
+                url = value
+            case "faces":
+                guard faces == nil else { throw RequestError(parameter: "faces", problem: "given more than once") }
+                guard value == "0" || value == "1" else { throw RequestError(parameter: "faces", problem: "must be 0 or 1") }
+                faces = value == "1"
+            default:
+                throw RequestError(parameter: name, problem: "unknown parameter")
+            }
         }
         guard let url else { throw RequestError(parameter: "url", problem: "is required") }
-        return try SourceURL(parsing: url)
+        return (try SourceURL(parsing: url), faces ?? false)
     }
 }

@@ -30,10 +30,10 @@ public final class TransformFailureCache: Sendable {
     /// Whether `error` is remembered: the same source bytes and options meet it again.
     static func remembers(_ error: ImagingError) -> Bool {
         switch error {
-        case .tooSlow, .tooManyPixels, .tooManyFrames, .tooManyScans, .undecodable, .cropOutside:
+        case .tooSlow, .tooManyPixels, .tooManyFrames, .tooManyScans, .undecodable, .cropOutside, .unsafeSVG:
             true
         case .unsupportedFormat, .formatDisabled, .memoryBudgetBusy, .processingFailed, .badOverlay, .textNotDrawable,
-            .outputTooLarge, .tooExpensive:
+            .outputTooLarge, .tooExpensive, .facesUnavailable:
             false
         }
     }

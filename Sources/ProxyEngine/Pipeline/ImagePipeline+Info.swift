@@ -4,23 +4,28 @@ import NIOCore
 
 extension ImagePipeline {
     /// `GET /info`: the source's ``ImageInfo`` as JSON, through the same caches, queues,
-    /// original cache and limits as images.
+    /// original cache and limits as images; with `faces`, the faces found in it (``ImageInfo/faces``).
     public func info(
-        for source: SourceURL, conditions: ClientConditions, timings: RequestTimings = RequestTimings(),
+        for source: SourceURL, faces: Bool = false, conditions: ClientConditions, timings: RequestTimings = RequestTimings(),
         priority: WorkQueueState.Priority = .high
     ) async throws -> Outcome {
         let now = Date().timeIntervalSince1970
         timings.sourceHost = source.host
         let sourceKey = sourceKeys.key(for: source)
-        let key = VariantKey(hashing: "info|v1|" + sourceKey)
+        let key = VariantKey(hashing: (faces ? "info|v1|faces|" : "info|v1|") + sourceKey)
         let limit = transformer.maxSourcePixels, frameLimit = transformer.maxSourceFrames, allowJXL = transformer.allowJXLInput
+        let allowSVG = transformer.allowSVGInput
         return try await shared(
             key: key, source: source, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings, priority: priority
         ) { original in
             let bytes = original.bytes
             let begin = ContinuousClock.now
-            let info = try await self.pool.run(requestID: timings.requestID) {
-                try ImageInfo(source: bytes, maxSourcePixels: limit, maxSourceFrames: frameLimit, allowJXL: allowJXL)
+            var info = try await self.pool.run(requestID: timings.requestID) {
+                try ImageInfo(source: bytes, maxSourcePixels: limit, maxSourceFrames: frameLimit, allowJXL: allowJXL, allowSVG: allowSVG)
+            }
+            if faces {
+                let search = try await self.pool.searchFaces(bytes, with: self.transformer, requestID: timings.requestID)
+                info.faces = search.faces.map { ImageInfo.FaceRectangle($0, width: search.width, height: search.height) }
             }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

@@ -24,6 +24,8 @@ public final class TransformPool: Sendable {
 
     /// Sources decoded whole, kept for their next variants (one decode for a srcset), inside the budget.
     public let decodedSources: DecodedSourceCache
+    /// The faces found in each source (``resolvingFaces(_:source:with:requestID:identity:)``).
+    public let faceSearches = FaceSearchCache()
 
     /// Creates a pool of `workers` threads (0 means one per core) whose transforms hold at most
     /// `memoryBytes` together (0: no budget), lent by `lender` (the memory tier) while they run, and
@@ -65,6 +67,7 @@ public final class TransformPool: Sendable {
         _ source: [UInt8], request: ImageRequest, choice: FormatChoice, overlay: [UInt8]?, with transformer: ImageTransformer,
         requestID: String? = nil, sourceIdentity lookUpIdentity: @autoclosure () -> String? = nil
     ) async throws -> (encoded: EncodedImage, duration: Duration) {
+        let request = try await resolvingFaces(request, source: source, with: transformer, requestID: requestID, identity: lookUpIdentity())
         var plan = try transformer.plan(source, request: request, choice: choice, overlay: overlay)
         let sourceIdentity = decodedSources.isEnabled && transformer.looksUpKeptDecode(for: plan, source: source) ? lookUpIdentity() : nil
         let wait = Duration.milliseconds(transformer.maxTransformMilliseconds > 0 ? transformer.maxTransformMilliseconds : 10_000)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -41,27 +42,9 @@ final class ObjectStore: Sendable {
 
     /// Ports the kernel hands out for 127.0.0.1 right now (closed again before use).
     static func freePorts(_ count: Int) throws -> [Int] {
-        var sockets: [Int32] = []
-        defer { sockets.forEach { close($0) } }
-        var ports: [Int] = []
-        for _ in 0..<count {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else { throw ObjectStoreError("socket failed") }
-            sockets.append(descriptor)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = 0
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                    bind(descriptor, generic, length) == 0 && getsockname(descriptor, generic, &length) == 0
-                }
-            }
-            guard bound else { throw ObjectStoreError("bind failed") }
-            ports.append(Int(UInt16(bigEndian: address.sin_port)))
-        }
-        return ports
+        let listeners = try (0..<count).map { _ in try LoopbackListener() }
+        defer { listeners.forEach { $0.close() } }
+        return listeners.map(\.port)
     }
 
     /// Starts an object store with `buckets` created, and waits (at most 60 s) until its S3 API answers.

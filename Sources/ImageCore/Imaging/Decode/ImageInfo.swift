@@ -12,9 +12,26 @@ public struct ImageInfo: Sendable, Codable, Equatable {
     /// `#rrggbb`.
     public var dominantColor: String
     public var blurhash: String
+    /// The faces found in the source (`/info?faces=1`), in its upright pixels, largest first; nil when not
+    /// asked for (the key is then absent).
+    public var faces: [FaceRectangle]?
+
+    /// A face in the source's upright pixels.
+    public struct FaceRectangle: Sendable, Codable, Equatable {
+        public var x: Int
+        public var y: Int
+        public var width: Int
+        public var height: Int
+
+        /// `box` (fractions) in an upright image of `width` x `height`.
+        public init(_ box: FaceBox, width imageWidth: Int, height imageHeight: Int) {
+            let pixels = box.pixels(width: imageWidth, height: imageHeight)
+            (x, y, width, height) = (pixels.x, pixels.y, pixels.width, pixels.height)
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
-        case width, height, format, frames, bytes, blurhash
+        case width, height, format, frames, bytes, blurhash, faces
         case hasAlpha = "has_alpha"
         case dominantColor = "dominant_color"
     }
@@ -24,9 +41,11 @@ public struct ImageInfo: Sendable, Codable, Equatable {
 
     /// Reads `source`: header checks as for `/img`, then a 32 px sample for the colours.
     /// - Throws: ``ImagingError`` (415, 422).
-    public init(source: [UInt8], maxSourcePixels: Int, maxSourceFrames: Int = 1000, allowJXL: Bool = false) throws(ImagingError) {
+    public init(
+        source: [UInt8], maxSourcePixels: Int, maxSourceFrames: Int = 1000, allowJXL: Bool = false, allowSVG: Bool = false
+    ) throws(ImagingError) {
         let (format, header) = try SourceHeader.checked(
-            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXL)
+            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXL, allowSVG: allowSVG)
         var sample = try SourceSteps(box: ResizeBox(width: Self.sampleSize, height: Self.sampleSize, fit: .contain))
             .image(from: source, header: header, deadline: nil)
         let hasAlpha = sample.hasAlpha

@@ -46,6 +46,7 @@ struct ScaleOnLoadStep {
         to bytes: [UInt8], header: SourceHeader, deadline: TransformDeadline?, eighth: EighthAttempt = .untried
     ) throws(ImagingError) -> Loaded {
         let format = SourceFormat(sniffing: bytes)
+        if format == .svg { return .decoded(try Self.renderSVG(bytes, scale: box.svgScale(for: header), deadline: deadline)) }
         if format == .webp, box.frames == 1 {
             if let image = try Self.decodeWebP(bytes, scale: box.webpScale(for: header), header: header, deadline: deadline) {
                 return .decoded(image)
@@ -144,6 +145,26 @@ struct ScaleOnLoadStep {
         case .tooManyScans: throw .tooManyScans(limit: SourceHeader.maxJPEGScans)
         case .pastDeadline:
             deadline?.expireNow()
+            throw .undecodable
+        }
+    }
+
+    /// An SVG drawn by librsvg at `scale` times its declared size (``ResizeBox/svgScale(for:)``), into memory:
+    /// libvips renders it in tiles, and `deadline` stops it between them.
+    /// - Throws: ``ImagingError/undecodable`` when librsvg fails (or its own limits stop it: a million
+    ///   elements loaded, half a million referenced), or past the deadline.
+    static func renderSVG(_ bytes: [UInt8], scale: Double, deadline: TransformDeadline?) throws(ImagingError) -> VipsImage {
+        var output: UnsafeMutablePointer<_VipsImage>?
+        let status = bytes.withUnsafeBytes { raw in ipx_vips_svgload_scaled(raw.baseAddress, raw.count, scale, &output) }
+        guard status == 0, let output else {
+            _ = Vips.takeError()
+            throw .undecodable
+        }
+        let lazy = VipsImage(taking: output)
+        deadline?.watch(lazy)
+        do {
+            return try lazy.producing { ipx_vips_copy_memory($0, $1) }
+        } catch {
             throw .undecodable
         }
     }

@@ -1,6 +1,8 @@
 /// An image format recognised from its first bytes (Content-Type is never trusted).
 public enum SourceFormat: String, Sendable, CaseIterable {
     case jpeg, png, webp, gif, avif, heic, jxl
+    /// SVG, a vector source rendered into pixels (`image.allowSVGInput`), never answered as SVG.
+    case svg
 
     /// Sniffs the magic bytes; nil when the bytes are no supported image.
     public init?(sniffing bytes: some Collection<UInt8>) {
@@ -25,8 +27,38 @@ public enum SourceFormat: String, Sendable, CaseIterable {
             case "heic", "heix", "mif1", "msf1", "heim", "heis", "hevc": self = .heic
             default: return nil
             }
+        } else if Self.looksLikeSVG(bytes) {
+            self = .svg
         } else {
             return nil
         }
+    }
+
+    /// How far into the bytes `<svg` is looked for (libvips' own sniffer looks at the first 1000 bytes; an
+    /// XML declaration, a DOCTYPE and an editor's comments come first in many files).
+    static let svgSniffBytes = 4096
+
+    /// Text that starts (after a UTF-8 byte-order mark and white space) with `<` and holds `<svg` within
+    /// ``svgSniffBytes``: an XML declaration, a comment, a DOCTYPE or the root itself.
+    static func looksLikeSVG(_ bytes: some Collection<UInt8>) -> Bool {
+        var index = bytes.startIndex
+        var seen = 0
+        // A byte-order mark, then white space.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            index = bytes.index(index, offsetBy: 3)
+            seen = 3
+        }
+        while index != bytes.endIndex, seen < svgSniffBytes, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) {
+            index = bytes.index(after: index)
+            seen += 1
+        }
+        guard index != bytes.endIndex, bytes[index] == UInt8(ascii: "<") else { return false }
+        let window = Array(bytes[index...].prefix(svgSniffBytes - seen))
+        let marker = Array("<svg".utf8)
+        guard window.count >= marker.count else { return false }
+        for start in 0...(window.count - marker.count) where window[start] == marker[0] {
+            if Array(window[start..<start + marker.count]) == marker { return true }
+        }
+        return false
     }
 }

@@ -26,6 +26,14 @@ extension SourceHeader {
             default: nil
             }
         }
+        var svgFilterRenders = 0, svgSurfaces = 0
+        if SourceFormat(sniffing: bytes) == .svg {
+            // What the document refers to, before librsvg reads it (svg_check.c).
+            var census = ipx_svg_census()
+            let verdict = bytes.withUnsafeBytes { raw in ipx_svg_check(raw.baseAddress, raw.count, &census) }
+            if let refusal = SVGRefusal(status: verdict) { throw .unsafeSVG(refusal) }
+            (svgFilterRenders, svgSurfaces) = Self.svgRenders(census)
+        }
         if containerFrames == -2 { throw .tooManyScans(limit: Self.maxJPEGScans) }
         // A chunk declaring more bytes than the file holds: libpng would allocate it whole first.
         if containerFrames == -3 { throw .undecodable }
@@ -61,6 +69,8 @@ extension SourceHeader {
         self.decodedPixelBytes = (1...64).contains(Int(pixelBytes)) ? Int(pixelBytes) : 4
         self.bands = (1...64).contains(Int(bands)) ? Int(bands) : 0
         self.hasAlpha = bands == 2 || bands == 4
+        self.svgFilterRenders = svgFilterRenders
+        self.svgSurfaces = svgSurfaces
         // Each component's array is one block of libjpeg's; from 4 MiB on it is mapped rounded up to 2 MiB
         // (jpeg_memory.c), counted here for every component.
         let coefficients = Int(layout.coefficient_bytes)
@@ -70,5 +80,14 @@ extension SourceHeader {
         self.jpegEighthDecodable = (layout.progressive != 0 || jpegSequential) && layout.uniform_sampling != 0
             && (layout.components == 1 || layout.components == 3)
         self.jpegQuarterDecodable = jpegEighthDecodable && jpegSequential && (layout.components == 1 || layout.restart_interval > 0)
+    }
+
+    /// The filtered renders and the surfaces of an SVG (``svgFilterRenders``, ``svgSurfaces``): any `<use>`
+    /// may instance any of them, so both are multiplied by one more than the `<use>`s (an over-estimate for
+    /// an ordinary document, the bound for a bomb); capped so that the arithmetic stays small.
+    static func svgRenders(_ census: ipx_svg_census) -> (filterRenders: Int, surfaces: Int) {
+        let instances = 1 + Int(census.uses)
+        let filterRenders = census.filter_primitives > 0 ? Int(census.filtered_elements) * Int(census.filter_primitives) * instances : 0
+        return (min(filterRenders, 1 << 30), min(Int(census.offscreen_elements) * instances, 1 << 30))
     }
 }

@@ -40,6 +40,13 @@ public struct SourceHeader: Sendable, Equatable {
     public var bands = 0
     /// The image has an alpha band (grey or RGB with alpha).
     public var hasAlpha = false
+    /// An SVG source's filtered renders (0 for rasters): filter primitives times filtered elements, and times
+    /// one more than its `<use>`s (each may instance a filtered element); each may run a filter over the
+    /// whole canvas (``TransformCost/svgFilterCanvases``). From the check of the document (`svg_check.c`).
+    public var svgFilterRenders = 0
+    /// An SVG source's elements drawn through a surface of their own (a mask, a clip path, a group opacity),
+    /// times one more than its `<use>`s (``TransformCost/svgSurfaceCanvases``).
+    public var svgSurfaces = 0
 
     /// Width and height as displayed, after EXIF orientation.
     public var orientedSize: (width: Int, height: Int) {

@@ -8,6 +8,7 @@ struct FilterStep {
         case .grayscale, .grayscale601, .sepia, .brightness, .contrast, .lighten: try ToneFilterStep(filter: filter).apply(to: image)
         case .rotate, .flip, .flop, .trim: try GeometryFilterStep(filter: filter).apply(to: image)
         case .round, .circle: try MaskFilterStep(filter: filter).apply(to: image)
+        case .redactFaces(let style): try FaceRedactionStep(style: style).apply(to: image)
         }
     }
 }

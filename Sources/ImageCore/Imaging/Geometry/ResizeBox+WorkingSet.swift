@@ -203,6 +203,11 @@ extension ResizeBox {
             // An animation's frames, decoded by libvips' loader at the output's size.
             decoded = min(whole, output)
             extra = Self.webpDecoderBytes
+        case .svg:
+            // Drawn at the output's scale (``svgRenderPixels(for:)``): the tiles libvips' loader caches as
+            // cairo draws them, and their copy into memory; no frames, no shrink-on-load.
+            decoded = svgRenderPixels(for: header)
+            extra = 4 * decoded
         case .heic, .avif:
             // libheif decodes the whole image (no shrink-on-load) into its own YUV planes, then RGB: a
             // 48 MP HEIC's thumbnail peaked at 465 MB in `vips thumbnail` (~9.5 bytes a pixel).

@@ -14,7 +14,10 @@ extension ImageTransformer {
         }
         let shrink = source == .jpeg ? box.coverBoxFitted(to: header).jpegShrink(for: header) : 1
         let frames = max(1, min(box.frames, header.frames))
-        let decoded = header.width / shrink * (header.height / shrink) * frames
+        // An SVG is drawn at the output's scale, its canvas counted again for each filter and surface.
+        let decoded = source == .svg
+            ? Int(min(Double(box.coverBoxFitted(to: header).svgRenderPixels(for: header)) * TransformCost.svgCanvases(header), 1e15))
+            : header.width / shrink * (header.height / shrink) * frames
         let encodes = request.maxBytes != nil && SizeTargetEncoder.applies(to: output) ? SizeTargetEncoder.maxEncodes : 1
         return TransformCost(
             source: source, decodedPixels: decoded, format: output, outputPixels: box.estimatedOutputPixels(for: header),
@@ -25,7 +28,8 @@ extension ImageTransformer {
     /// nil when the header cannot be read (the transform itself then says why).
     public func estimatedCost(_ source: [UInt8], request: ImageRequest, choice: FormatChoice) -> TransformCost? {
         guard let (_, header) = try? SourceHeader.checked(
-            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput)
+            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput,
+            allowSVG: allowSVGInput)
         else { return nil }
         let format = SourceFormat(sniffing: source)
         let choice = choice.resolved(forSource: format)

@@ -19,7 +19,8 @@ extension ImageTransformer {
         decoded: DecodedSource? = nil
     ) throws(ImagingError) -> TransformPlan {
         let (_, checkedHeader) = try SourceHeader.checked(
-            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput)
+            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput,
+            allowSVG: allowSVGInput)
         var request = original
         let format = SourceFormat(sniffing: source)
         // format=source becomes the source's own format before anything reads the choice.
@@ -39,7 +40,10 @@ extension ImageTransformer {
             request.watermark = nil
             request.text = nil
         }
+        if format == .svg { vectorSourceChoices(&request, &choice) }
         var box = boundedBox(for: request, header: header, choice: choice)
+        // An SVG's pixels are those it is drawn at (its declared size says nothing of the work).
+        if format == .svg, box.svgRenderPixels(for: header) > maxSourcePixels { throw .tooManyPixels(limit: maxSourcePixels) }
         for (capped, limit) in [(OutputFormat.jxl, encoding.jxlMaxPixels), (.avif, encoding.avifMaxPixels)]
         where choice == .fixed(capped) && box.estimatedOutputPixels(for: header) > limit {
             // libjxl holds ~50 bytes an output pixel, libaom costs seconds a megapixel: a negotiated JPEG XL
@@ -52,6 +56,7 @@ extension ImageTransformer {
         // The encoder's own buffers (AVIF's above all) and a watermark's are part of the working set too.
         let extraBytes = EncoderWorkingSet.bytes(for: choice, pixels: box.estimatedOutputPixels(for: header))
             + (request.watermark == nil ? 0 : overlay.map(OverlayStep.workingSetBytes(of:)) ?? 0)
+            + (request.filters.contains { if case .redactFaces = $0 { true } else { false } } ? FaceDetector.workingSetBytes : 0)
         // A file the DC-only decoder may take reserves without libjpeg's coefficient buffer first and tries
         // it; if the decoder declines, the whole reservation (buffer included) is taken before libjpeg runs:
         // what is reserved always covers the decoder that actually runs.
@@ -130,6 +135,14 @@ extension ImageTransformer {
         // Only libjpeg's decode into memory takes it (the reservation left the reduced image out only there).
         if plan.triesScaledFirst { plan.reduceEncoder = reduceEncoder }
         return plan
+    }
+
+    /// An SVG source is drawn at the size the output needs (``ResizeBox/svgScale(for:)``), so it grows as
+    /// readily as it shrinks (`enlarge` is implied); a negotiated AVIF or JPEG XL becomes WebP (flat colours
+    /// and sharp edges, which WebP and PNG keep at a fraction of the CPU). A placeholder keeps its own box.
+    private func vectorSourceChoices(_ request: inout ImageRequest, _ choice: inout FormatChoice) {
+        if !request.placeholder { request.enlarge = true }
+        if request.format == .auto, choice == .fixed(.avif) || choice == .fixed(.jxl) { choice = .fixed(.webp) }
     }
 
     /// libjpeg's coefficient buffer an output pixel when `choice` makes a JPEG of a JPEG source (no alpha)

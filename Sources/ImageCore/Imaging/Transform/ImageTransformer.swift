@@ -25,6 +25,10 @@ public struct ImageTransformer: Sendable {
     public var textFont = "DejaVu Sans"
     /// Whether JPEG XL sources are read (libvips 8.14 marks `jxlload` untrusted).
     public var allowJXLInput = false
+    /// Whether SVG sources are read (rendered by librsvg into pixels; never answered as SVG).
+    public var allowSVGInput = false
+    /// Whether `g=smart` crops around faces when it finds any (`image.smartFaces`).
+    public var smartFaces = false
     /// Longest side of any output, given or derived from the aspect ratio (`image.maxDimension`):
     /// every plan's box is held to it (``ResizeBox/bounded(toMaxDimension:for:)``).
     public var maxOutputDimension = 4096
@@ -66,6 +70,18 @@ public struct ImageTransformer: Sendable {
         /// Read JPEG XL sources (`image.allowJXLInput`). Off by default: libvips 8.14 marks `jxlload`
         /// untrusted; a JPEG XL source is then a 415 naming the key.
         public var allowJXLInput = false
+        /// Read SVG sources (`image.allowSVGInput`): rendered by librsvg from memory at the size the output
+        /// needs, into pixels only (never answered as SVG), after a check that refuses references outside
+        /// the document, entities and XInclude (`svg_check.c`). Off by default: a source format is an attack
+        /// surface, turned on by those who serve logos and icons. An SVG source is then a 415 naming the key.
+        public var allowSVGInput = false
+        /// Whether `g=smart` looks for faces first and crops around them when it finds any, as `g=face` does
+        /// (`image.smartFaces`). Off by default: `g=smart` stays libvips' attention strategy, with no
+        /// face search's CPU (20-60 ms a source).
+        public var smartFaces = false
+        /// The OpenCV cascade file faces are found with (`image.faceCascade`; ``FaceDetector``). Default:
+        /// Debian's opencv-data frontal-face cascade (`haarcascade_frontalface_alt2.xml`).
+        public var faceCascade = FaceDetector.defaultCascade
         /// Longest side of any output, given in the request or derived from the source's aspect ratio
         /// (`image.maxDimension`, which also bounds `w` and `h`). Default 4096.
         public var maxOutputDimension = 4096
@@ -90,7 +106,11 @@ public struct ImageTransformer: Sendable {
         allowJXLInput = settings.allowJXLInput
         maxOutputDimension = settings.maxOutputDimension
         maxTransformCpuMilliseconds = settings.maxTransformCpuMilliseconds
+        allowSVGInput = settings.allowSVGInput
+        smartFaces = settings.smartFaces
+        if settings.faceCascade != FaceDetector.defaultCascade { FaceDetector.use(cascade: settings.faceCascade) }
         if allowJXLInput { Vips.allowJXLInput() }
+        if allowSVGInput { Vips.allowSVGInput() }
     }
 
     public init(
@@ -117,5 +137,14 @@ public struct ImageTransformer: Sendable {
         case .encoded(let encoded, _): return encoded
         case .needsFullReservation: throw .memoryBudgetBusy  // not reached: the full reservation is held
         }
+    }
+
+    /// The faces in `source` (checked as for a transform), upright (``FaceDetector``).
+    /// - Throws: ``ImagingError`` (not an image, a format turned off, too many pixels, face detection unavailable).
+    public func faceSearch(_ source: [UInt8]) throws(ImagingError) -> FaceSearch {
+        let (_, header) = try SourceHeader.checked(
+            source, maxSourcePixels: maxSourcePixels, maxSourceFrames: maxSourceFrames, allowJXL: allowJXLInput,
+            allowSVG: allowSVGInput)
+        return try FaceDetector.search(source: source, header: header)
     }
 }

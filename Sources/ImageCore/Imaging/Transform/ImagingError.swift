@@ -28,22 +28,28 @@ public enum ImagingError: ReportableError, Equatable {
     case formatDisabled(format: String, key: String)
     /// The transform's estimated CPU is above `image.maxTransformCpuMs` (refused before any work).
     case tooExpensive(estimateMilliseconds: Int, limitMilliseconds: Int)
+    /// Face detection cannot run: its cascade file (`image.faceCascade`) could not be loaded.
+    case facesUnavailable
+    /// An SVG source refers to something outside itself, declares entities, or is too large to render.
+    case unsafeSVG(SVGRefusal)
 
     public var kind: FailureKind {
         switch self {
         case .unsupportedFormat, .formatDisabled: .unsupportedSource
         case .undecodable, .tooManyPixels, .tooManyScans, .tooManyFrames, .cropOutside, .badOverlay, .outputTooLarge, .textNotDrawable,
-            .tooExpensive:
+            .tooExpensive, .unsafeSVG:
             .unusableSource
         case .memoryBudgetBusy: .busy
-        case .processingFailed: .internalFailure
+        case .processingFailed, .facesUnavailable: .internalFailure
         case .tooSlow: .tooSlow
         }
     }
 
     public var publicMessage: String {
         switch self {
-        case .unsupportedFormat: "source is not a supported image (JPEG, PNG, WebP, GIF, AVIF, HEIC/HEIF; JPEG XL when enabled)"
+        case .unsupportedFormat: "source is not a supported image (JPEG, PNG, WebP, GIF, AVIF, HEIC/HEIF; JPEG XL and SVG when enabled)"
+        case .unsafeSVG(let refusal): refusal.message
+        case .facesUnavailable: "face detection is not available on this service (its cascade file, image.faceCascade, could not be loaded)"
         case .undecodable: "source image cannot be decoded"
         case .cropOutside(let crop, let width, let height): "crop \(crop) lies outside the source (\(width)x\(height) upright)"
         case .badOverlay(let problem): "watermark image \(problem)"
@@ -78,6 +84,8 @@ public enum ImagingError: ReportableError, Equatable {
         case .textNotDrawable: "bad_request"
         case .formatDisabled: "unsupported_format"
         case .tooExpensive: "too_expensive"
+        case .unsafeSVG: "unsafe_svg"
+        case .facesUnavailable: "faces_unavailable"
         }
     }
 }

@@ -38,6 +38,22 @@ public struct TransformCost: Sendable, Equatable {
         }
     }
 
+    /// What one filtered render of an SVG costs (``SourceHeader/svgFilterRenders``), in canvases of plain
+    /// drawing (40 ms a megapixel, as other decodes): librsvg 2.54 took 60 CPU-s for twenty Gaussian blurs
+    /// over a 4000x4000 canvas (190 ms a megapixel each) on this project's machine kind (2-core AMD EPYC VM,
+    /// libvips 8.14, `vips_concurrency_set(1)`), about five times plain drawing.
+    static let svgFilterCanvases = 5.0
+
+    /// What one element drawn through a surface of its own costs (``SourceHeader/svgSurfaces``), in canvases:
+    /// 19,000 masked full-canvas rectangles took 78 CPU-s at 1000x1000 (4.1 ms a megapixel each), 19,000
+    /// group opacities 12 s (0.6 ms), on the same machine; counted at the masks' rate.
+    static let svgSurfaceCanvases = 0.1
+
+    /// The canvases an SVG's drawing costs: one, and its filters' and surfaces' (an ordinary logo: about 1).
+    static func svgCanvases(_ header: SourceHeader) -> Double {
+        1 + svgFilterCanvases * Double(header.svgFilterRenders) + svgSurfaceCanvases * Double(header.svgSurfaces)
+    }
+
     /// The estimate for decoding `decodedPixels` of a `source` file and encoding `outputPixels` as
     /// `format` `encodes` times.
     init(source: SourceFormat?, decodedPixels: Int, format: OutputFormat, outputPixels: Int, encodes: Int) {

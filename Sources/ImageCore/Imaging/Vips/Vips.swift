@@ -19,6 +19,13 @@ public enum Vips {
         ipx_vips_allow_jxl_input()
     }
 
+    /// Lets libvips read SVG from memory (`image.allowSVGInput`): its loader is blocked at start like every
+    /// loader the service does not name. Process-wide; SVG sources still pass only where the settings allow.
+    public static func allowSVGInput() {
+        start()
+        ipx_vips_allow_svg_input()
+    }
+
     /// Caps glibc's malloc arenas for the process (call once at start-up, before threads start work).
     public static func limitMallocArenas(_ arenas: Int) {
         _ = ipx_limit_malloc_arenas(Int32(arenas))
