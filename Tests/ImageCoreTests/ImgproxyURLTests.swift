@@ -49,6 +49,7 @@ import Testing
             ("w:300/dpr:2", [("w", "300"), ("dpr", "2")]),
             ("rs:fill:300:200/g:noea", [("w", "300"), ("h", "200"), ("fit", "cover"), ("g", "northeast")]),
             ("rs:fill:300:200/gravity:sm", [("w", "300"), ("h", "200"), ("fit", "cover"), ("g", "smart")]),
+            ("rs:fill:300:200/g:obj:face", [("w", "300"), ("h", "200"), ("fit", "cover"), ("g", "face")]),
             ("rs:fill:300:200/g:fp:0.25:0.75", [("w", "300"), ("h", "200"), ("fit", "cover"), ("fp", "0.25,0.75")]),
             ("w:300/q:70/f:webp", [("w", "300"), ("q", "70"), ("format", "webp")]),
             ("w:300/ext:png/fq:png:40:webp:70", [("w", "300"), ("format", "png"), ("q", "40")]),
@@ -88,7 +89,7 @@ import Testing
             ("rs:fill:300:200:0:1", "rs"), ("t:20", "t"), ("ar:0", "ar"), ("sm:false", "sm"), ("wm:0.5", "wm"), ("wm:1", "wm"),
             ("rot:45", "rot"), ("rot:90/g:no", "rot"), ("rot:270/c:0.5:0.5", "rot"), ("fq:webp:70", "fq"), ("bogus:1", "bogus"), ("el:maybe", "el"), ("rs:stretch:1:1", "rs"),
             ("w:abc", "w"), ("w:5000", "w"), ("dpr:9", "dpr"), ("mb:10", "mb"), ("f:tiff", "f"), ("bl:500", "bl"),
-            ("rs:fit:99999999999:1", "rs"),
+            ("rs:fit:99999999999:1", "rs"), ("g:obj:cat", "g"), ("g:obj:face:dog", "g"),
         ]
         for (options, name) in refusals {
             #expect(throws: RequestError.self, "\(options)") { try request("/insecure/\(options)/plain/\(Self.source)") }

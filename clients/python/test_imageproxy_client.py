@@ -52,6 +52,11 @@ class BuildingAndSigning(unittest.TestCase):
         self.assertEqual(image_path("https://example.com/photos/a b.jpg?v=2", width=60, preset=["thumb", "webp"]),
                          "/img?url=https%3A%2F%2Fexample.com%2Fphotos%2Fa%20b.jpg%3Fv%3D2&preset=thumb%2Cwebp&w=60")
 
+    def test_faces_a_crop_around_them_and_their_redaction(self):
+        self.assertEqual(image_path("https://example.com/a.jpg", width=300, height=300, fit="cover", gravity="face",
+                                    filters=["redact_faces:pixelate"]),
+                         "/img?url=https%3A%2F%2Fexample.com%2Fa.jpg&w=300&h=300&fit=cover&g=face&filter=redact_faces%3Apixelate")
+
     def test_jpeg_xl_and_wide_gamut(self):
         self.assertEqual(image_path("https://example.com/a.jpg", width=300, format="jxl", colour="keep", watermark="logo"),
                          "/img?url=https%3A%2F%2Fexample.com%2Fa.jpg&w=300&format=jxl&colour=keep&wm=logo")

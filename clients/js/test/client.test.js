@@ -75,6 +75,11 @@ test("presets: written first, and a Next.js loader that names only presets", () 
   assert.throws(() => createNextLoader({ base: "", presets: {} }), /at least one preset/);
 });
 
+test("faces: a crop around them and their redaction", () => {
+  assert.equal(imagePath("https://example.com/a.jpg", { width: 300, height: 300, fit: "cover", gravity: "face", filters: ["redact_faces:pixelate"] }),
+    "/img?url=https%3A%2F%2Fexample.com%2Fa.jpg&w=300&h=300&fit=cover&g=face&filter=redact_faces%3Apixelate");
+});
+
 test("JPEG XL and wide gamut", () => {
   assert.equal(imagePath("https://example.com/a.jpg", { width: 300, format: "jxl", colour: "keep", watermark: "logo" }),
     "/img?url=https%3A%2F%2Fexample.com%2Fa.jpg&w=300&format=jxl&colour=keep&wm=logo");
