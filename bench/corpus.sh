@@ -11,11 +11,44 @@
 #                      progressive (4:2:0, quality 82)
 #   png-*.png           4: ukui's 3640-3700x2400 PNGs
 #   webp-*.webp         4: gnome-backgrounds' 4096x4096 WebPs
+#
+# And a second corpus that no tuning has seen, in $PEERS_DIR/corpus-mate (#60), from mate-backgrounds: photographs
+# and renders at 1280-3840 px, smaller than the first corpus's and shipped as their authors saved them:
+#   baseline-*.jpg     11 as shipped;   progressive-*.jpg 3 as shipped (Elephants at 3840x2160 among them)
+#   png-*.png           4 (RGBA renders and RGB photographs);   webp-*.webp 3 saved from them (quality 80)
 # The packages are only downloaded and unpacked here (apt-get download, dpkg-deb -x), not installed.
 set -euo pipefail
 PEERS_DIR=${PEERS_DIR:-/tmp/imageproxy-peers}
+
+mate_corpus() {
+  local out="$PEERS_DIR/corpus-mate" debs="$PEERS_DIR/debs"
+  [ "$(ls "$out" 2>/dev/null | wc -l)" -ge 21 ] && return 0
+  mkdir -p "$debs/x" "$out"
+  (cd "$debs" && { ls mate-backgrounds_*.deb >/dev/null 2>&1 || apt-get download mate-backgrounds >/dev/null; }
+    dpkg-deb -x mate-backgrounds_*.deb x)
+  local mate="$debs/x/usr/share/backgrounds/mate"
+  for name in GreenTraditional; do cp "$mate/desktop/$name.jpg" "$out/baseline-$name.jpg"; done
+  for name in Aqua Blinds Dune Garden LadyBird RainDrops Storm TwoWings Wood YellowFlower; do
+    cp "$mate/nature/$name.jpg" "$out/baseline-$name.jpg"
+  done
+  cp "$mate/abstract/Elephants_3840x2160.jpg" "$out/progressive-Elephants.jpg"
+  for name in FreshFlower GreenMeadow; do cp "$mate/nature/$name.jpg" "$out/progressive-$name.jpg"; done
+  cp "$mate/abstract/Gulp.png" "$out/png-Gulp.png"
+  cp "$mate/abstract/Flow.png" "$out/png-Flow.png"
+  cp "$mate/desktop/MATE-Stripes-Dark.png" "$out/png-MATE-Stripes-Dark.png"
+  cp "$mate/desktop/Ubuntu-Mate-Cold-no-logo.png" "$out/png-Ubuntu-Mate-Cold.png"
+  vips copy "$mate/desktop/Ubuntu-Mate-Warm-no-logo.png" "$out/webp-Ubuntu-Mate-Warm.webp[Q=80,strip]"
+  vips copy "$mate/abstract/Silk.png" "$out/webp-Silk.webp[Q=80,strip]"
+  vips copy "$mate/nature/Storm.jpg" "$out/webp-Storm.webp[Q=80,strip]"
+  chmod -R a+rX "$out"
+  echo "[corpus] $(ls "$out" | wc -l) files in $out" >&2
+}
+
 out="$PEERS_DIR/corpus-web"
-[ "$(ls "$out" 2>/dev/null | wc -l)" -ge 25 ] && exit 0
+if [ "$(ls "$out" 2>/dev/null | wc -l)" -ge 25 ]; then
+  mate_corpus
+  exit 0
+fi
 command -v vips >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libvips-tools >/dev/null; }
 [ -d /usr/share/wallpapers/Canopee ] || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends plasma-workspace-wallpapers >/dev/null
@@ -42,3 +75,4 @@ for name in calla city desert goldfish; do cp "$ukui/$name.png" "$out/png-$name.
 for name in adwaita-l licorice-l pixels-d wood-l; do cp "$ukui/gnome/$name.webp" "$out/webp-$name.webp"; done
 chmod -R a+rX "$out"
 echo "[corpus] $(ls "$out" | wc -l) files in $out" >&2
+mate_corpus

@@ -90,15 +90,19 @@ def main():
         lines += [f"memory-hit: one {memory['bytes']} B thumbnail; ImageProxy with its defaults (access log on, to a file: "
                   f"{memory.get('log_lines', '?')} lines written in the last round's unsigned c8+c32 runs), signed URLs, and logging "
                   "off, run in turn for several rounds, each cell the median round; nginx serving the same bytes as a static file.", "",
-                  "| conns | default req/s | p99 ms | signed req/s | p99 ms | log off req/s | p99 ms | nginx static req/s | p99 ms | default x nginx |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "| conns | default req/s | p99 ms | signed req/s | p99 ms | log off req/s | p99 ms | nginx static req/s | p99 ms | default x nginx | CPU µs a hit, ours / nginx | CPU ratio |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for row in memory["rows"]:
             ours, nginx = row["ours"], row["nginx_static"]
             signed, off = row.get("signed", {}), row.get("log_off", {})
             lines.append(f"| {row['connections']} | {ours['rps']:.0f} | {ours.get('p99_ms', 0):.2f} | {signed.get('rps', 0):.0f} | "
                          f"{signed.get('p99_ms', 0):.2f} | {off.get('rps', 0):.0f} | {off.get('p99_ms', 0):.2f} | "
-                         f"{nginx['rps']:.0f} | {nginx.get('p99_ms', 0):.2f} | {row['ratio']:.2f}x |")
+                         f"{nginx['rps']:.0f} | {nginx.get('p99_ms', 0):.2f} | {row['ratio']:.2f}x | "
+                         f"{ours.get('cpu_us_per_request', '-')} / {nginx.get('cpu_us_per_request', '-')} | {ratio_text(row.get('cpu_ratio'))} |")
             conns = row["connections"]
+            if row.get("cpu_ratio"):
+                targets.append((f"memory-hit c{conns}: server CPU per hit <= nginx's (#60)", f"{row['cpu_ratio']:.2f}x",
+                                row["cpu_ratio"] <= 1.0))
             if off.get("rps"):
                 share = ours["rps"] / off["rps"]
                 targets.append((f"memory-hit c{conns}: default access log within 10% of logging off",
@@ -173,15 +177,21 @@ def main():
         if "thumbor" in ssim:
             targets.append(("transform quality no worse than thumbor (mean SSIM, every class)", f"{ssim['ours']} vs {ssim['thumbor']}",
                             ssim["ours"] >= ssim["thumbor"]))
-    srcset = scenarios.get("srcset")
-    if srcset and "ours" in srcset:
-        ours = srcset["ours"]
-        line = (f"- srcset: {srcset['sources']} sources x {len(srcset['widths'])} widths (Next.js' defaults, capped at the source), "
-                f"random order, {srcset['connections']} conns, cold caches: {ours['requests']} requests, ImageProxy "
+    # srcset on every corpus it ran on (#60: >= 2x thumbor on any corpus), with SSIM per width.
+    for srcset in load(args.scenarios):
+        if srcset.get("scenario") != "srcset" or "ours" not in srcset:
+            continue
+        ours, corpus = srcset["ours"], srcset.get("corpus", "?")
+        line = (f"- srcset ({corpus}): {srcset['sources']} sources x {len(srcset['widths'])} widths (Next.js' defaults, capped at "
+                f"the source), random order, {srcset['connections']} conns, cold caches: {ours['requests']} requests, ImageProxy "
                 f"{ours['rps']} req/s (peak RSS {ours['peak_rss_mb']:.0f} MB)")
         if "thumbor" in srcset:
             line += f", thumbor {srcset['thumbor']['rps']} req/s: {srcset['ratio']}x"
-            targets.append(("srcset: >= 2x thumbor's throughput", f"{srcset['ratio']}x", srcset["ratio"] >= 2))
+            targets.append((f"srcset ({corpus}): >= 2x thumbor's throughput", f"{srcset['ratio']}x", srcset["ratio"] >= 2))
+        by_width = srcset.get("ssim_by_width") or {}
+        if by_width:
+            line += "; SSIM per width, ours / thumbor: " + ", ".join(
+                f"{width} {values.get('ours', '-')} / {values.get('thumbor', '-')}" for width, values in by_width.items())
         lines.append(line)
     for record in load(args.scenarios):
         if record.get("scenario") != "floor" or "ratio" not in record:

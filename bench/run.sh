@@ -70,9 +70,12 @@ cp "$latest/results.jsonl" "$out/peers.jsonl"
 "$PEERS_DIR/vips-venv/bin/python" bench/scenarios.py --binary "$binary" --corpus "$CORPUS" \
   --peers-dir "$PEERS_DIR" --out "$out/scenarios.jsonl" --duration "$duration" --mixed-duration "$mixed"
 
-# The decode floor on the second corpus too (the harness's Plasma wallpapers), as users run it.
+# The decode floor and the srcset on the other corpora too (the harness's Plasma wallpapers; MATE's
+# backgrounds, which no tuning has seen: bench/corpus.sh), as users run it.
 "$PEERS_DIR/vips-venv/bin/python" bench/scenarios.py --binary "$binary" --corpus "$PEERS_DIR/corpus" \
-  --peers-dir "$PEERS_DIR" --out "$out/scenarios.jsonl" --scenarios floor
+  --peers-dir "$PEERS_DIR" --out "$out/scenarios.jsonl" --scenarios floor srcset
+"$PEERS_DIR/vips-venv/bin/python" bench/scenarios.py --binary "$binary" --corpus "$PEERS_DIR/corpus-mate" \
+  --peers-dir "$PEERS_DIR" --out "$out/scenarios.jsonl" --scenarios floor srcset
 
 # 3. One table.
 python3 bench/report.py --peers "$out/peers.jsonl" --scenarios "$out/scenarios.jsonl" --repeat "$repeat" \

@@ -153,6 +153,43 @@ http {{
         self.process.wait(timeout=10)
 
 
+class StaticNginx:
+    """nginx as the hit path's yardstick (#60): 2 workers (one per core, as ours has 2 threads), access log off,
+    serving `body` as /thumb.jpg from memory's page cache; a process tree of its own, so its CPU is only this."""
+    PORT = 18183
+
+    def __init__(self, workdir, body):
+        self.dir = os.path.join(workdir, "nginx-static")
+        os.makedirs(os.path.join(self.dir, "www"), exist_ok=True)
+        with open(os.path.join(self.dir, "www", "thumb.jpg"), "wb") as file:
+            file.write(body)
+        conf = os.path.join(self.dir, "nginx.conf")
+        with open(conf, "w") as file:
+            file.write(f"""
+daemon off; master_process on; worker_processes 2; pid {self.dir}/nginx.pid;
+error_log {self.dir}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off; keepalive_requests 1000000; keepalive_timeout 120s;
+  client_body_temp_path {self.dir}/body; proxy_temp_path {self.dir}/proxy; fastcgi_temp_path {self.dir}/fastcgi;
+  uwsgi_temp_path {self.dir}/uwsgi; scgi_temp_path {self.dir}/scgi;
+  types {{ image/jpeg jpg; }}
+  sendfile on; tcp_nopush on;
+  server {{ listen 127.0.0.1:{self.PORT}; location / {{ root {self.dir}/www; }} }}
+}}
+""")
+        self.process = subprocess.Popen(["nginx", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_ready(f"http://127.0.0.1:{self.PORT}/thumb.jpg")
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def stop(self):
+        self.process.send_signal(signal.SIGQUIT)
+        self.process.wait(timeout=10)
+
+
 class Ours:
     """The release binary with its default settings (access log on, to a file in the work folder), an
     environment per scenario and a fresh cache folder. signed=True configures a signing key."""
@@ -223,16 +260,39 @@ def sign(path):
     return path + "&sig=" + base64.urlsafe_b64encode(code).decode().rstrip("=")
 
 
-def wrk(url, connections, duration, paths_file=None):
-    """wrk on loopback; with paths_file each request takes the next path of the file. Returns a dict."""
+def tree_cpu_seconds(pid):
+    """User + system CPU of a process and its children (nginx's master and workers) so far."""
+    total = process_cpu_seconds(pid)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def wrk(url, connections, duration, paths_file=None, server_pid=None):
+    """wrk on loopback; with paths_file each request takes the next path of the file. Returns a dict. With
+    server_pid, also the server's CPU (user + system from /proc, its child processes included) per request,
+    in microseconds."""
     script = os.path.join(HERE, "paths.lua")
     command = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "30s"]
     if paths_file:
         command += ["-s", script, url, "--", paths_file]
     else:
         command += ["-s", script, url]
+    cpu_before = tree_cpu_seconds(server_pid) if server_pid else None
     output = subprocess.run(command, capture_output=True, text=True, timeout=duration + 120).stdout
     result = {"connections": connections}
+    match = re.search(r"(\d+) requests in", output)
+    if server_pid and match and int(match.group(1)) > 0:
+        result["requests"] = int(match.group(1))
+        result["cpu_us_per_request"] = round((tree_cpu_seconds(server_pid) - cpu_before) / int(match.group(1)) * 1e6, 2)
     match = re.search(r"Requests/sec:\s+([\d.]+)", output)
     result["rps"] = float(match.group(1)) if match else 0.0
     for label, key in (("50%", "p50_ms"), ("99%", "p99_ms")):
@@ -304,7 +364,10 @@ def thumbor_path(source_path, width):
 
 def memory_hit(args, origin, corpus):
     """One hot 300 px variant. Rows per connection count: ours with the default access log (unsigned and
-    signed URLs), ours with logging off (log.level warning: the cost of the access log), nginx static.
+    signed URLs), ours with logging off (log.level warning: the cost of the access log), nginx static (2
+    workers, log off). Each cell also has the server's CPU per request (user + system from /proc over the
+    run, all threads or worker processes), and each row ours' CPU per hit over nginx's (#60's measure: it
+    holds on any machine, where request rates depend on how wrk and the servers share the cores).
     The three configurations run in turn, MEMORY_HIT_ROUNDS times (default 3), each round starting with
     the next one, each cell keeping its median round: a server process measured first or last in a
     sequence is not favoured, and the ratios
@@ -327,7 +390,7 @@ def memory_hit(args, origin, corpus):
                 lines_before = ours.log_lines()
                 for connections in args.concs:
                     cells[label][connections].append(
-                        wrk(f"http://127.0.0.1:{OURS_PORT}{path}", connections, args.duration))
+                        wrk(f"http://127.0.0.1:{OURS_PORT}{path}", connections, args.duration, server_pid=ours.pid))
                 results[label + "_log_lines"] = ours.log_lines() - lines_before
                 results[label + "_peak_rss_mb"] = peak_rss_mb(ours.pid)
             finally:
@@ -335,15 +398,20 @@ def memory_hit(args, origin, corpus):
     for label, by_connections in cells.items():
         results[label] = {connections: sorted(runs, key=lambda run: run["rps"])[len(runs) // 2]
                           for connections, runs in by_connections.items()}
-    with open(os.path.join(origin.static, "thumb.jpg"), "wb") as file:
-        file.write(body)
+    static = StaticNginx(args.workdir, body)
     rows = []
-    for connections in args.concs:
-        nginx = wrk(f"http://127.0.0.1:{STATIC_PORT}/thumb.jpg", connections, args.duration)
-        mine = results["default"][connections]
-        rows.append({"connections": connections, "ours": mine, "signed": results["signed"][connections],
-                     "log_off": results["log_off"][connections], "nginx_static": nginx,
-                     "ratio": round(mine["rps"] / nginx["rps"], 3) if nginx["rps"] else None})
+    try:
+        for connections in args.concs:
+            nginx = wrk(f"http://127.0.0.1:{StaticNginx.PORT}/thumb.jpg", connections, args.duration, server_pid=static.pid)
+            mine = results["default"][connections]
+            cpu_ratio = None
+            if mine.get("cpu_us_per_request") and nginx.get("cpu_us_per_request"):
+                cpu_ratio = round(mine["cpu_us_per_request"] / nginx["cpu_us_per_request"], 3)
+            rows.append({"connections": connections, "ours": mine, "signed": results["signed"][connections],
+                         "log_off": results["log_off"][connections], "nginx_static": nginx,
+                         "ratio": round(mine["rps"] / nginx["rps"], 3) if nginx["rps"] else None, "cpu_ratio": cpu_ratio})
+    finally:
+        static.stop()
     rounds_rps = {label: {connections: [run["rps"] for run in runs] for connections, runs in by_connections.items()}
                   for label, by_connections in cells.items()}
     return {"scenario": "memory-hit", "source": hot, "bytes": len(body), "rows": rows, "rounds_rps": rounds_rps,
@@ -744,7 +812,8 @@ def srcset(args, origin, corpus):
                            for server in ("ours", "thumbor") if all(server in row for row in selected)}
     result["ssim_by_width"] = by_width
     result["ssim_rows"] = rows
-    return {"scenario": "srcset", "sources": 40, "widths": SRCSET_WIDTHS, "connections": 16, **result}
+    return {"scenario": "srcset", "corpus": os.path.basename(os.path.normpath(corpus)), "sources": 40, "widths": SRCSET_WIDTHS,
+            "connections": 16, **result}
 
 
 SCENARIOS = {"memory-hit": memory_hit, "transform-classes": transform_classes, "disk-hit": disk_hit, "dedup-storm": dedup_storm, "mixed": mixed,

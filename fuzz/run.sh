@@ -73,7 +73,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -D FUZZ_STANDALONE \
   fuzz/request_intake/FuzzRequestIntake.swift Sources/ImageCore/Request/*.swift Sources/ImageCore/Request/Overlays/*.swift Sources/ImageCore/Dialects/*.swift \
   Sources/ImageCore/SHA256Hex.swift Sources/ImageCore/Imaging/Decode/SourceFormat.swift \
   Sources/ImageCore/Imaging/Geometry/ResizeBox.swift Sources/ImageCore/Imaging/Geometry/ResizeBox+OutputBound.swift \
-  Sources/ImageCore/Imaging/Decode/SourceHeader.swift \
+  Sources/ImageCore/Imaging/Decode/SourceHeader.swift Sources/ImageCore/Imaging/Faces/FaceBox.swift \
   Sources/ImageCore/ReportableError.swift Sources/ProxyCore/FastPath/RawRequestHead.swift \
   Sources/ProxyCore/Routes/ClientHints+HeaderNames.swift -I .build/debug/Modules \
   -Xcc -fmodule-map-file=$crypto_include/CCryptoBoringSSL/include/module.modulemap \

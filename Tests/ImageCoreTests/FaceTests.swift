@@ -104,6 +104,8 @@ import TestSupport
         #expect(with.filters == [.redactFaces(.pixelate)])
         #expect(try Self.request([("filter", "redact_faces")]).filters == [.redactFaces(.blur)])
         #expect(throws: RequestError.self) { try Self.request([("filter", "redact_faces:mosaic")]) }
+        // g=face anchors a crop, not an overlay.
+        #expect(throws: RequestError.self) { try ImageRequest.overlayGravity("face", parameter: "text_g") }
         let portrait = try Photographs.astronaut()
         let planWith = try Self.transformer.plan(portrait, request: with, choice: .fixed(.jpeg))
         let planWithout = try Self.transformer.plan(portrait, request: without, choice: .fixed(.jpeg))

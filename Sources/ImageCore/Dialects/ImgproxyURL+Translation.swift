@@ -159,7 +159,7 @@ extension ImgproxyURL {
                 if let point = local.focalPoint { centre = (point.x, point.y) }
                 if let named = local.gravity?.gravity {
                     guard let point = named.anchor else {
-                        throw RequestError(parameter: crop.option, problem: "smart gravity is not supported for crop")
+                        throw RequestError(parameter: crop.option, problem: "smart and face gravities are not supported for crop")
                     }
                     anchor = point
                 }
@@ -167,7 +167,7 @@ extension ImgproxyURL {
                 centre = (focalPoint.x, focalPoint.y)
             } else if let gravity {
                 guard let point = gravity.gravity.anchor else {
-                    throw RequestError(parameter: gravity.option, problem: "smart gravity is not supported for crop")
+                    throw RequestError(parameter: gravity.option, problem: "smart and face gravities are not supported for crop")
                 }
                 anchor = point
             }

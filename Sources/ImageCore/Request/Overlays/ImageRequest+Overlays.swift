@@ -71,10 +71,10 @@ extension ImageRequest {
         self.text = overlay
     }
 
-    /// A gravity for an overlay: any compass point or the centre (`smart` places nothing).
+    /// A gravity for an overlay: any compass point or the centre (`smart` and `face` place nothing).
     public static func overlayGravity(_ text: String, parameter: String) throws(RequestError) -> Gravity {
-        guard let gravity = Gravity(parameter: text), gravity != .smart else {
-            let names = Gravity.allCases.filter { $0 != .smart }.map(\.rawValue).joined(separator: ", ")
+        guard let gravity = Gravity(parameter: text), gravity.anchor != nil else {
+            let names = Gravity.allCases.filter { $0.anchor != nil }.map(\.rawValue).joined(separator: ", ")
             throw RequestError(parameter: parameter, problem: "must be one of \(names)")
         }
         return gravity
