@@ -77,10 +77,10 @@ public struct ImageTransformer: Sendable {
         public var allowSVGInput = false
         /// Whether `g=smart` looks for faces first and crops around them when it finds any, as `g=face` does
         /// (`image.smartFaces`). Off by default: `g=smart` stays libvips' attention strategy, with no
-        /// face search's CPU (20-60 ms a source).
+        /// face search's CPU (bench/faces-svg.py).
         public var smartFaces = false
         /// The OpenCV cascade file faces are found with (`image.faceCascade`; ``FaceDetector``). Default:
-        /// Debian's opencv-data frontal-face cascade (`haarcascade_frontalface_alt2.xml`).
+        /// Debian's opencv-data improved LBP frontal-face cascade (`lbpcascade_frontalface_improved.xml`).
         public var faceCascade = FaceDetector.defaultCascade
         /// Longest side of any output, given in the request or derived from the source's aspect ratio
         /// (`image.maxDimension`, which also bounds `w` and `h`). Default 4096.
