@@ -58,9 +58,11 @@ struct MemoryHitResponder: Sendable {
 
         let variant = outcome.variant
         let second = Int(Date().timeIntervalSince1970)
-        let shape = "\(outcome.notModified ? 304 : 200)|\(head.close)|\(hot.optionsKey)|\(variant.storable)|\(variant.revalidation)|"
-            + "\(Int(variant.madeAt))|"
-        let prepared = preparedHeads.head(for: shape + variant.etag, second: second, expiresAt: variant.expiresAt) {
+        // What the fixed head depends on, as fields (no string built per hit).
+        let shape = PreparedHeadCache.Key(
+            notModified: outcome.notModified, close: head.close, optionsKey: hot.optionsKey, storable: variant.storable,
+            revalidation: variant.revalidation, madeAt: Int(variant.madeAt), etag: variant.etag)
+        let prepared = preparedHeads.head(for: shape, second: second, expiresAt: variant.expiresAt) {
             // In the router's order (the differential test compares the two byte for byte). Requests
             // with `Origin` never come here (``RawRequestHead``), so CORS is applied as to no origin.
             var (status, headers, _) = images.responseParts(for: outcome, options: hot.options)
@@ -80,10 +82,9 @@ struct MemoryHitResponder: Sendable {
         bytes.writeImmutableBuffer(prepared)
         bytes.writeStaticString("X-Request-Id: ")
         bytes.writeString(observed.requestID)
-        if let timing = observability.serverTiming(observed, total: total) {
-            bytes.writeStaticString("\r\nServer-Timing: ")
-            bytes.writeString(timing)
-        }
+        // Server-Timing as the router writes it for `img` (``ObservabilityMiddleware/serverTiming(_:total:)``).
+        bytes.writeStaticString("\r\nServer-Timing: ")
+        timings.writeServerTiming(total: total, into: &bytes)
         bytes.writeStaticString("\r\n\r\n")
         if let sentBody { bytes.writeImmutableBuffer(sentBody) }
         observability.record(
@@ -126,7 +127,13 @@ final class ParsedRequestCache: Sendable {
         var optionsKey: String
     }
 
-    private let requests = Mutex<(entries: [String: HotRequest], bytes: Int)>(([:], 0))
+    /// A request's path and `Accept` (the key of a parsed request; two strings, not one built per hit).
+    struct PathAndAccept: Hashable {
+        var path: String
+        var accept: String?
+    }
+
+    private let requests = Mutex<(entries: [PathAndAccept: HotRequest], bytes: Int)>(([:], 0))
     private let capacityBytes: Int
 
     init(capacityBytes: Int = 8 << 20) { self.capacityBytes = capacityBytes }
@@ -139,7 +146,7 @@ final class ParsedRequestCache: Sendable {
     /// is invalid or, with signed URLs, the signature is missing or wrong (the router will say why). Only
     /// verified paths are kept, so a path found here carries a signature checked (in constant time) before.
     func request(for path: String, accept: String?, images: ImageHandler) -> HotRequest? {
-        let cacheKey = accept.map { path + "\n" + $0 } ?? path
+        let cacheKey = PathAndAccept(path: path, accept: accept)
         if let known = requests.withLock({ $0.entries[cacheKey] }) { return known }
         let signer = images.guards.signer
         do { try images.guards.verifySignature(path) } catch { return nil }
@@ -153,7 +160,7 @@ final class ParsedRequestCache: Sendable {
         let hot = HotRequest(
             key: key, sourceURL: parsed.request.source.absoluteString,
             sourceHost: parsed.request.source.host, options: parsed.options, optionsKey: parsed.options.description)
-        let size = cacheKey.utf8.count + hot.sourceURL.utf8.count + 160
+        let size = path.utf8.count + (accept?.utf8.count ?? 0) + hot.sourceURL.utf8.count + 160
         requests.withLock { requests in
             if requests.bytes + size > capacityBytes { requests = ([:], 0) }
             if requests.entries.updateValue(hot, forKey: cacheKey) == nil { requests.bytes += size }

@@ -14,13 +14,25 @@ final class PreparedHeadCache: Sendable {
         var bytes: ByteBuffer
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    /// What a prepared head depends on besides the second: the status, `Connection: close`, the response
+    /// options, and the variant's caching facts and ETag.
+    struct Key: Hashable {
+        var notModified: Bool
+        var close: Bool
+        var optionsKey: String
+        var storable: Bool
+        var revalidation: Revalidation
+        var madeAt: Int
+        var etag: String
+    }
+
+    private let entries = Mutex<[Key: Entry]>([:])
     private let capacity: Int
 
     init(capacity: Int = 1024) { self.capacity = capacity }
 
     /// The prepared head for `key` in `second` of a variant expiring at `expiresAt`; made by `make` when missing.
-    func head(for key: String, second: Int, expiresAt: Double, make: () -> ByteBuffer) -> ByteBuffer {
+    func head(for key: Key, second: Int, expiresAt: Double, make: () -> ByteBuffer) -> ByteBuffer {
         if let entry = entries.withLock({ $0[key] }), entry.second == second, entry.expiresAt == expiresAt {
             return entry.bytes
         }

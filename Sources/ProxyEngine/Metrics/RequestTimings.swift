@@ -1,4 +1,5 @@
 import ImageCore
+import NIOCore
 import Synchronization
 
 /// What one request went through: stage durations for `Server-Timing` and the access log, the cache
@@ -75,8 +76,57 @@ public final class RequestTimings: Sendable {
 
     /// Milliseconds with one decimal.
     public static func milliseconds(_ duration: Duration) -> String {
-        let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-        let tenths = Int((value * 10).rounded())
+        let tenths = tenthsOfMilliseconds(duration)
         return "\(tenths / 10).\(abs(tenths % 10))"
+    }
+
+    /// `duration` in tenths of a millisecond, rounded.
+    static func tenthsOfMilliseconds(_ duration: Duration) -> Int {
+        let value = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        return Int((min(max(value * 10, -1e15), 1e15)).rounded())
+    }
+
+    /// ``serverTiming(total:)`` written straight into `buffer`, the same bytes without a `String` built (the
+    /// memory-hit front writes it for every hit).
+    public func writeServerTiming(total: Duration, into buffer: inout ByteBuffer) {
+        let (tier, descriptions, stages) = state.withLock { ($0.cacheTier, $0.descriptions, $0.stages) }
+        buffer.writeStaticString("cache;desc=")
+        buffer.writeString(tier)
+        for (name, text) in descriptions {
+            buffer.writeStaticString(", ")
+            buffer.writeString(name)
+            buffer.writeStaticString(";desc=")
+            buffer.writeString(text)
+        }
+        for stage in stages {
+            buffer.writeStaticString(", ")
+            buffer.writeString(stage.name)
+            buffer.writeStaticString(";dur=")
+            Self.writeMilliseconds(stage.duration, into: &buffer)
+        }
+        buffer.writeStaticString(", total;dur=")
+        Self.writeMilliseconds(total, into: &buffer)
+    }
+
+    /// ``milliseconds(_:)``'s text written into `buffer`.
+    static func writeMilliseconds(_ duration: Duration, into buffer: inout ByteBuffer) {
+        let tenths = tenthsOfMilliseconds(duration)
+        writeDecimal(tenths / 10, into: &buffer)
+        buffer.writeInteger(UInt8(ascii: "."))
+        buffer.writeInteger(UInt8(48 + abs(tenths % 10)))
+    }
+
+    /// `value` in decimal digits, as `String(value)` writes it.
+    static func writeDecimal(_ value: Int, into buffer: inout ByteBuffer) {
+        if value < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var divisor: UInt = 1
+        while magnitude / divisor >= 10 { divisor *= 10 }
+        var rest = magnitude
+        while divisor > 0 {
+            buffer.writeInteger(UInt8(48 + rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 }
