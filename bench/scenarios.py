@@ -588,11 +588,12 @@ def overload(args, origin, corpus):
 
 
 def luma(image):
-    """The luma plane of a pyvips image (alpha flattened), as a float64 numpy array."""
+    """The luma plane of a pyvips image (alpha flattened on white, as the service flattens a transparent source
+    into JPEG: its `bg` default), as a float64 numpy array."""
     import numpy
     image = image.colourspace("srgb")
     if image.hasalpha():
-        image = image.flatten()
+        image = image.flatten(background=[255, 255, 255])
     y = image.colourspace("b-w")
     return numpy.ndarray(buffer=y.write_to_memory(), dtype=numpy.uint8, shape=[y.height, y.width, y.bands])[:, :, 0].astype(numpy.float64)
 
