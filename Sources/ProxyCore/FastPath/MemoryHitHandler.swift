@@ -28,6 +28,8 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// `server.memoryHitFastPath`: off, requests are framed here (oversized heads still get 431) but
     /// every one goes to the decoder.
     private let answersHits: Bool
+    /// The client's address as the access log writes it, read once a connection (its peer does not change).
+    private var clientAddress: String??
 
     init(responder: MemoryHitResponder, timeLimits: ConnectionTimeLimitHandler, maxHeadBytes: Int, answersHits: Bool = true) {
         self.answersHits = answersHits
@@ -80,7 +82,7 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .candidate(let head, let length):
                 guard answersHits, timeLimits.routerRequestsInProgress == 0,
                     let answer = responder.answer(
-                        head, client: context.channel.remoteAddress?.ipAddress, allocator: context.channel.allocator)
+                        head, client: client(of: context), allocator: context.channel.allocator)
                 else {
                     context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: length)!))
                     continue
@@ -99,6 +101,14 @@ final class MemoryHitHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return
             }
         }
+    }
+
+    /// The connection's peer address (``clientAddress``), formatted on its first hit.
+    private func client(of context: ChannelHandlerContext) -> String? {
+        if let known = clientAddress { return known }
+        let address = context.channel.remoteAddress?.ipAddress
+        clientAddress = .some(address)
+        return address
     }
 
     /// Answers 431 and closes like nginx's lingering close: the output side first (the client reads
