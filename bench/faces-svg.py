@@ -17,9 +17,6 @@ Peak RSS (VmHWM) is read before and after the face rows. Prints JSON (with the C
 bench/results/faces-svg-<time>.json. Everything listens on 127.0.0.1 only.
 """
 import argparse
-import base64
-import hashlib
-import hmac
 import http.server
 import json
 import os
@@ -35,7 +32,8 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-KEY = "bench-signing-key"
+sys.path.insert(0, HERE)
+from scenarios import SIGNING_KEY, cpu_model, process_cpu_seconds, sign, status_mb  # noqa: E402
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
@@ -43,39 +41,6 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, *arguments):
         pass
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def status_mb(pid, field):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return None
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as file:
-        for line in file:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown"
-
-
-def sign(path):
-    code = hmac.new(KEY.encode(), path.encode(), hashlib.sha256).digest()
-    return path + "&sig=" + base64.urlsafe_b64encode(code).decode().rstrip("=")
 
 
 def make_sources(folder):
@@ -111,9 +76,11 @@ def main():
     origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), lambda *a: Handler(*a, directory=sources))
     threading.Thread(target=origin.serve_forever, daemon=True).start()
     origin_base = f"http://127.0.0.1:{origin.server_address[1]}"
-    port = free_port()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     env = dict(os.environ, IMAGEPROXY_BIND=f"127.0.0.1:{port}", IMAGEPROXY_CACHE_DIR=os.path.join(work, "cache"),
-               IMAGEPROXY_ALLOW_LOOPBACK_SOURCES="true", IMAGEPROXY_SIGNING_KEY=KEY, IMAGEPROXY_IMAGE_ALLOW_SVG_INPUT="true")
+               IMAGEPROXY_ALLOW_LOOPBACK_SOURCES="true", IMAGEPROXY_SIGNING_KEY=SIGNING_KEY, IMAGEPROXY_IMAGE_ALLOW_SVG_INPUT="true")
     log = open(os.path.join(work, "imageproxy.log"), "ab")
     server = subprocess.Popen([args.binary], env=env, stdout=subprocess.DEVNULL, stderr=log)
     counter = [0]
@@ -128,10 +95,10 @@ def main():
 
     def batch(name, query, rounds=None):
         rounds = rounds or args.rounds
-        start = cpu_seconds(server.pid)
+        start = process_cpu_seconds(server.pid)
         for _ in range(rounds):
             fetch(name, query)
-        return round((cpu_seconds(server.pid) - start) / rounds * 1000, 1)
+        return round((process_cpu_seconds(server.pid) - start) / rounds * 1000, 1)
 
     try:
         for _ in range(300):
@@ -155,13 +122,13 @@ def main():
             rows.append({"row": f"redact_faces:{style}, 800 px of a 2048 px portrait", "cpu_ms": redacted, "baseline": "no filter",
                          "baseline_cpu_ms": plain, "search_cpu_ms": round(redacted - plain, 1)})
         # A srcset with g=face: four widths of one new source; the search runs for the first only.
-        start = cpu_seconds(server.pid)
+        start = process_cpu_seconds(server.pid)
         for index in range(args.rounds):
             source = urllib.parse.quote(f"{origin_base}/portrait-1024.jpg?srcset={index}", safe="")
             for width in (320, 640, 800, 1000):
                 path = sign(f"/img?url={source}&w={width}&h={width // 2}&fit=cover&g=face&format=jpeg")
                 urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60).read()
-        srcset = round((cpu_seconds(server.pid) - start) / args.rounds * 1000, 1)
+        srcset = round((process_cpu_seconds(server.pid) - start) / args.rounds * 1000, 1)
         rows.append({"row": "srcset of 4 widths with g=face, 1024 px portrait (per source)", "cpu_ms": srcset})
         rss_after = status_mb(server.pid, "VmHWM")
         for name, query in (("logo.svg", "w=64&format=png"), ("logo.svg", "w=1200&format=png"),

@@ -39,7 +39,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scenarios import release_binary, ORIGIN_PORT, OURS_PORT, Origin, Ours, get, rss_mb, sign, status_mb  # noqa: E402
+from scenarios import release_binary, ORIGIN_PORT, OURS_PORT, Origin, Ours, cpu_model, get, rss_mb, sign, status_mb  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEMORY_TIER_MB = 256
@@ -240,14 +240,6 @@ ATTACK_QUERIES = [
     "w=2048&format=jxl&max_bytes=1024", "w=4096&format=jpeg&max_bytes=1024", "w=4096&format=webp", "w=4096&format=png",
 ]
 CPU_BUDGET_MS = 5000
-
-
-def cpu_model():
-    with open("/proc/cpuinfo") as file:
-        for line in file:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def finish(name, result, workdir):

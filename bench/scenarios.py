@@ -104,6 +104,28 @@ def rss_mb(pid):
     return status_mb(pid, "VmRSS")
 
 
+def nginx_preamble(folder, workers):
+    """An nginx configuration's start, up to the `http` block's types: in the foreground, its pid, logs and
+    temporary folders in `folder`, `workers` worker processes, no access log, long keep-alive."""
+    return f"""
+daemon off; master_process on; worker_processes {workers}; pid {folder}/nginx.pid;
+error_log {folder}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off; keepalive_requests 1000000; keepalive_timeout 120s;
+  client_body_temp_path {folder}/body; proxy_temp_path {folder}/proxy; fastcgi_temp_path {folder}/fastcgi;
+  uwsgi_temp_path {folder}/uwsgi; scgi_temp_path {folder}/scgi;"""
+
+
+def cpu_model():
+    """The CPU's model name (`lscpu`'s "Model name"), which every figure states."""
+    with open("/proc/cpuinfo") as file:
+        for line in file:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
 class Origin:
     """nginx on loopback: the corpus under /u/<anything>/<file>, a slow copy under /slow/, an access log,
     and a second server for static files (the memory-hit comparison)."""
@@ -116,14 +138,7 @@ class Origin:
         self.access_log = os.path.join(self.dir, "access.log")
         conf = os.path.join(self.dir, "nginx.conf")
         with open(conf, "w") as file:
-            file.write(f"""
-daemon off; master_process on; worker_processes 1; pid {self.dir}/nginx.pid;
-error_log {self.dir}/error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-  access_log off; keepalive_requests 1000000; keepalive_timeout 120s;
-  client_body_temp_path {self.dir}/body; proxy_temp_path {self.dir}/proxy; fastcgi_temp_path {self.dir}/fastcgi;
-  uwsgi_temp_path {self.dir}/uwsgi; scgi_temp_path {self.dir}/scgi;
+            file.write(nginx_preamble(self.dir, workers=1) + f"""
   types {{ image/jpeg jpg jpeg; image/png png; }}
   default_type application/octet-stream;
   sendfile on; tcp_nopush on;
@@ -165,14 +180,7 @@ class StaticNginx:
             file.write(body)
         conf = os.path.join(self.dir, "nginx.conf")
         with open(conf, "w") as file:
-            file.write(f"""
-daemon off; master_process on; worker_processes 2; pid {self.dir}/nginx.pid;
-error_log {self.dir}/error.log warn;
-events {{ worker_connections 4096; }}
-http {{
-  access_log off; keepalive_requests 1000000; keepalive_timeout 120s;
-  client_body_temp_path {self.dir}/body; proxy_temp_path {self.dir}/proxy; fastcgi_temp_path {self.dir}/fastcgi;
-  uwsgi_temp_path {self.dir}/uwsgi; scgi_temp_path {self.dir}/scgi;
+            file.write(nginx_preamble(self.dir, workers=2) + f"""
   types {{ image/jpeg jpg; }}
   sendfile on; tcp_nopush on;
   server {{ listen 127.0.0.1:{self.PORT}; location / {{ root {self.dir}/www; }} }}
