@@ -260,10 +260,10 @@ public final class ProxyMetrics: Sendable {
     /// dashboard read `imageproxy_rejected_total` (a family that appears only after its first error
     /// shows "no data" on a fresh instance). Other reasons appear when they first happen.
     static let knownRejectionReasons = [
-        "bad_overlay", "bad_request", "bad_signature", "client_closed", "crop_outside", "deadline", "memory_budget_busy", "not_cached",
-        "origin_failure", "origin_timeout", "output_too_large", "overloaded", "processing_failed", "source_not_found", "source_refused",
-        "source_too_large", "too_expensive", "too_many_frames", "too_many_pixels", "too_many_scans", "transform_timeout", "undecodable",
-        "unsupported_format",
+        "bad_overlay", "bad_request", "bad_signature", "client_closed", "crop_outside", "deadline", "faces_unavailable",
+        "memory_budget_busy", "not_cached", "origin_failure", "origin_timeout", "output_too_large", "overloaded", "processing_failed",
+        "source_not_found", "source_refused", "source_too_large", "too_expensive", "too_many_frames", "too_many_pixels", "too_many_scans",
+        "transform_timeout", "undecodable", "unsafe_svg", "unsupported_format",
     ]
 
     /// One origin download (result: ok, not_modified, or an error reason).
