@@ -33,7 +33,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from scenarios import SIGNING_KEY, cpu_model, process_cpu_seconds, sign, status_mb  # noqa: E402
+from scenarios import SIGNING_KEY, cpu_model, process_cpu_seconds, sign, status_mb, wait_ready  # noqa: E402
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
@@ -101,12 +101,7 @@ def main():
         return round((process_cpu_seconds(server.pid) - start) / rounds * 1000, 1)
 
     try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_ready(f"http://127.0.0.1:{port}/ready")
         fetch("portrait-512.jpg", "w=300&g=face&h=300&fit=cover")  # warm-up: cascade loaded, pools started
         rss_before = status_mb(server.pid, "VmHWM")
         rows = []
