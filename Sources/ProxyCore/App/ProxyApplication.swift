@@ -65,6 +65,7 @@ public enum ProxyApplication {
             accessLog: runtime.accessLog,
             timingAllowOrigin: runtime.configuration.http.timingAllowOrigin,
             logSourceURLs: runtime.configuration.observability.logSourceURLs,
+            tracing: runtime.tracing,
             dialectPrefixes: (
                 compat.imgproxy.enabled ? DialectPrefix(compat.imgproxy.prefix) : nil,
                 compat.thumbor.enabled ? DialectPrefix(compat.thumbor.prefix) : nil
@@ -101,6 +102,7 @@ public enum ProxyApplication {
             MemoryTrimService(),
         ]
         if let tier = runtime.sharedTier { services.append(SharedTierPurgeService(runtime: runtime, tier: tier, logger: logger)) }
+        if let tracing = runtime.tracing { services.append(tracing.service) }
         if let metricsBind = ListenAddress(parsing: runtime.configuration.observability.metricsBind) {
             services.append(makeMetricsServer(runtime: runtime, bind: metricsBind, logger: logger))
         }

@@ -38,6 +38,8 @@ public final class ProxyRuntime: Service, Sendable {
     let logger: Logger
     /// Where the one-line-per-request access log goes.
     let accessLog: AccessLog
+    /// The tracer and its exporter when `tracing.enabled`.
+    public let tracing: RequestTracing?
     let collected = CollectedCounters()
 
     /// Creates the runtime, opens (and recovers) the disk cache and starts the pools.
@@ -57,6 +59,13 @@ public final class ProxyRuntime: Service, Sendable {
         self.logger = logger
         self.metrics = metrics
         self.accessLog = AccessLog(logger: accessLogger ?? logger)
+        do {
+            tracing = try RequestTracing.make(
+                settings: configuration.tracing, includesSourceQuery: configuration.observability.logSourceURLs, logger: logger,
+                metrics: metrics)
+        } catch {
+            throw ConfigurationError("tracing: \(error)")
+        }
         self.requestLog = RequestLog()
         self.startedAt = Date().timeIntervalSince1970
         self.statusHistory = StatusHistory(

@@ -1,3 +1,4 @@
+import Foundation
 import ImageCore
 import ProxyEngine
 
@@ -150,6 +151,21 @@ extension ProxyConfiguration {
             "metrics.bind", "host:port or empty", \.observability.metricsBind, allowEmpty: true,
             accepts: { $0.isEmpty || ListenAddress(parsing: $0) != nil }),
         .integer("status.sampleSeconds", 1...600, \.observability.statusSampleSeconds),
+        .boolean("tracing.enabled", \.tracing.enabled),
+        .text(
+            "tracing.endpoint", "an http(s) URL", \.tracing.endpoint,
+            accepts: { ($0.hasPrefix("http://") || $0.hasPrefix("https://")) && URL(string: $0)?.host != nil }),
+        .list("tracing.headers", \.tracing.headers, expectation: "a list of name=value", isValid: { TracingSettings.headerPairs([$0]) != nil })
+            .secret(),
+        .text("tracing.serviceName", "a service name", \.tracing.serviceName),
+        .typed(
+            "tracing.sampleRatio", expectation: "a number in 0...1", \.tracing.sampleRatio,
+            value: { reader, key in reader.double(forKey: key) ?? reader.string(forKey: key).flatMap(Double.init) },
+            accepts: { (0...1).contains($0) }
+        ).reading { String($0.tracing.sampleRatio) },
+        .integer("tracing.queueSize", 1...1_000_000, \.tracing.queueSize),
+        .integer("tracing.exportTimeoutMs", 100...120_000, \.tracing.exportTimeoutMilliseconds),
+        .boolean("tracing.exposeToClients", \.tracing.exposeToClients),
         .integer("shutdown.drainDelayMs", 0...600_000, \.shutdown.drainDelayMilliseconds),
         .integer("shutdown.gracePeriodMs", 0...3_600_000, \.shutdown.gracePeriodMilliseconds),
     ]

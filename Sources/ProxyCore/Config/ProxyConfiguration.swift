@@ -23,6 +23,8 @@ public struct ProxyConfiguration: Sendable, Equatable {
     public var shutdown = Shutdown()
     /// Logging and metrics settings.
     public var observability = Observability()
+    /// OpenTelemetry traces (`tracing.*`); off by default.
+    public var tracing = TracingSettings()
     /// Signed URLs.
     public var security = Security()
     /// Connection limits of the HTTP server.

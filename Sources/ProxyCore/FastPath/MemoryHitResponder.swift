@@ -55,6 +55,13 @@ struct MemoryHitResponder: Sendable {
             onlyIfCached: head.cacheControl.map { $0.lowercased().contains("only-if-cached") } ?? false)
         guard let outcome = pipeline.freshInMemory(hot.key, sourceHost: hot.sourceHost, conditions: conditions, timings: timings)
         else { return nil }
+        if let tracing = observability.tracing {
+            // Traced hits: the request span and its memory lookup, from this answer's start.
+            let trace = tracing.startRequest(
+                method: head.isHead ? "HEAD" : "GET", path: "/img", traceparent: head.traceparent, tracestate: head.tracestate)
+            trace?.recordSpan("imageproxy.memory", from: start, to: .now, attributes: ["imageproxy.hit": .bool(true)])
+            timings.trace = trace
+        }
 
         let variant = outcome.variant
         let second = Int(Date().timeIntervalSince1970)
@@ -85,11 +92,16 @@ struct MemoryHitResponder: Sendable {
         // Server-Timing as the router writes it for `img` (``ObservabilityMiddleware/serverTiming(_:total:)``).
         bytes.writeStaticString("\r\nServer-Timing: ")
         timings.writeServerTiming(total: total, into: &bytes)
+        if let trace = timings.trace, observability.tracing?.exposeToClients == true, let traceparent = trace.traceparent {
+            bytes.writeStaticString(", traceparent;desc=")
+            bytes.writeString(traceparent)
+        }
         bytes.writeStaticString("\r\n\r\n")
         if let sentBody { bytes.writeImmutableBuffer(sentBody) }
         observability.record(
             observed, status: outcome.notModified ? 304 : 200, bytes: body.map { String($0.readableBytes) }, errorReason: nil,
             total: total, series: outcome.notModified ? notModifiedSeries : servedSeries)
+        timings.trace?.end(status: outcome.notModified ? 304 : 200, publicMessage: nil, errorType: nil)
         answered.add(1)
         return Answer(bytes: bytes, close: head.close)
     }

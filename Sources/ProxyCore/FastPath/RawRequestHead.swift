@@ -17,6 +17,9 @@ struct RawRequestHead: Equatable, Sendable {
     var ifNoneMatch: String?
     var cacheControl: String?
     var requestID: String?
+    /// The W3C trace context (`traceparent`, `tracestate`), as sent; parsed by the tracer when tracing is on.
+    var traceparent: String?
+    var tracestate: String?
     /// `Connection: close`: close after the answer.
     var close = false
     /// A `HEAD` request: answered with the headers of the `GET` and no body.
@@ -78,6 +81,8 @@ struct RawRequestHead: Equatable, Sendable {
             case .ifNoneMatch: head.ifNoneMatch = String(decoding: value, as: UTF8.self)
             case .cacheControl: head.cacheControl = String(decoding: value, as: UTF8.self)
             case .requestID: head.requestID = String(decoding: value, as: UTF8.self)
+            case .traceparent: head.traceparent = String(decoding: value, as: UTF8.self)
+            case .tracestate: head.tracestate = String(decoding: value, as: UTF8.self)
             case .hop, .clientDependent: eligible = false
             }
         }
@@ -109,6 +114,7 @@ struct RawRequestHead: Equatable, Sendable {
     /// The headers that matter here (everything else is passed over).
     private enum Header: Int {
         case contentLength, transferEncoding, upgrade, expect, connection, accept, ifNoneMatch, cacheControl, requestID, hop
+        case traceparent, tracestate
         /// `Origin`, client hints, `Save-Data`: they may change the answer, so the router answers.
         case clientDependent
 
@@ -117,7 +123,8 @@ struct RawRequestHead: Equatable, Sendable {
             (.upgrade, Array("upgrade".utf8)), (.expect, Array("expect".utf8)), (.connection, Array("connection".utf8)),
             (.accept, Array("accept".utf8)), (.ifNoneMatch, Array("if-none-match".utf8)),
             (.cacheControl, Array("cache-control".utf8)), (.requestID, Array("x-request-id".utf8)),
-            (.hop, Array(RawRequestHead.hopHeaderName.utf8)),
+            (.hop, Array(RawRequestHead.hopHeaderName.utf8)), (.traceparent, Array("traceparent".utf8)),
+            (.tracestate, Array("tracestate".utf8)),
         ] + (["Origin", ClientHints.saveDataHeader] + ClientHints.hintHeaders)
             .map { (.clientDependent, Array($0.lowercased().utf8)) }
 

@@ -16,6 +16,8 @@ struct ObservabilityMiddleware: RouterMiddleware {
     let accessLog: AccessLog
     let timingAllowOrigin: String
     let logSourceURLs: Bool
+    /// Traces (`tracing.enabled`); nil when off, and then nothing here makes spans.
+    var tracing: RequestTracing? = nil
     /// The prefixes of the URL dialects that are on, for their route labels (`imgproxy`, `thumbor`).
     var dialectPrefixes: (imgproxy: DialectPrefix?, thumbor: DialectPrefix?) = (nil, nil)
 
@@ -29,6 +31,11 @@ struct ObservabilityMiddleware: RouterMiddleware {
             let dialect = DialectMiddleware.label(of: request.uri.path, imgproxy: dialectPrefixes.imgproxy, thumbor: dialectPrefixes.thumbor)
         {
             route = dialect
+        }
+        if let tracing {
+            context.timings.trace = tracing.startRequest(
+                method: request.method.rawValue, path: "/" + route, traceparent: request.headers[.traceparent],
+                tracestate: request.headers[.tracestate])
         }
         var response: Response
         do {
@@ -60,10 +67,15 @@ struct ObservabilityMiddleware: RouterMiddleware {
     /// and records the request: metrics, the status page's samples, one access-log line.
     func observe(_ request: ObservedRequest, status: Int, headers: inout HTTPFields, total: Duration) {
         headers[.xRequestID] = request.requestID
-        if let timing = serverTiming(request, total: total) { headers[.serverTiming] = timing }
+        let trace = request.timings.trace
+        if var timing = serverTiming(request, total: total) {
+            if tracing?.exposeToClients == true, let traceparent = trace?.traceparent { timing += ", traceparent;desc=" + traceparent }
+            headers[.serverTiming] = timing
+        }
         addFixedHeaders(route: request.route, to: &headers)
         let reason = status >= 400 ? headers[.xErrorReason] ?? (status == 404 ? "not_found" : "error") : nil
         headers[.xErrorReason] = nil
+        trace?.end(status: status, publicMessage: reason, errorType: reason)
         record(request, status: status, bytes: headers[.contentLength], errorReason: reason, total: total)
     }
 
@@ -112,7 +124,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
                 requestID: request.requestID, method: request.method, route: request.route, status: status, bytes: bytes,
                 cacheTier: cacheTier, total: total, stages: request.timings.stages,
                 source: imageRoute && logSourceURLs ? request.sourceURL : nil,
-                sourceHost: imageRoute ? request.timings.sourceHost : nil, client: request.client))
+                sourceHost: imageRoute ? request.timings.sourceHost : nil, client: request.client, trace: request.timings.trace?.ids))
     }
 
     /// The status page's own styles, its one script (by hash) fetching its live part, its images (the variant
@@ -147,6 +159,8 @@ extension HTTPField.Name {
     static let serverTiming = HTTPField.Name("Server-Timing")!
     static let timingAllowOrigin = HTTPField.Name("Timing-Allow-Origin")!
     static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+    static let traceparent = HTTPField.Name("traceparent")!
+    static let tracestate = HTTPField.Name("tracestate")!
     /// Internal: the public error's reason, passed from the error middleware to the metrics; never sent.
     static let xErrorReason = HTTPField.Name("X-Imageproxy-Error-Reason")!
 }

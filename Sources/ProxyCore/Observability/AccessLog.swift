@@ -27,6 +27,8 @@ public struct AccessLog: Sendable {
         /// The source's host (when the URL is not logged).
         public var sourceHost: String?
         public var client: String?
+        /// The request span's trace and span ids (hex), when the request was traced and sampled.
+        public var trace: (traceID: String, spanID: String)? = nil
     }
 
     private let logger: Logger
@@ -67,6 +69,8 @@ public struct AccessLog: Sendable {
         static let sourceHost = LogFieldName("source_host")
         static let source = LogFieldName("source")
         static let client = LogFieldName("client")
+        static let traceID = LogFieldName("trace_id")
+        static let spanID = LogFieldName("span_id")
     }
 
     /// The fields in ``StructuredLogHandler/fieldOrder``; stages without a place there follow sorted.
@@ -85,6 +89,10 @@ public struct AccessLog: Sendable {
         if let host = entry.sourceHost, entry.source == nil { line.append(Field.sourceHost, host) }
         if let source = entry.source { line.append(Field.source, source) }
         if let client = entry.client { line.append(Field.client, client) }
+        if let trace = entry.trace {
+            line.append(Field.traceID, verbatim: trace.traceID)
+            line.append(Field.spanID, verbatim: trace.spanID)
+        }
         if !entry.stages.isEmpty {
             let unordered = entry.stages.filter { !StructuredLogHandler.stageOrder.contains($0.name) }
             for stage in unordered.sorted(by: { $0.name < $1.name }) {
@@ -119,6 +127,10 @@ public struct AccessLog: Sendable {
             metadata["source_host"] = .string(host)
         }
         if let client = entry.client { metadata["client"] = .string(client) }
+        if let trace = entry.trace {
+            metadata["trace_id"] = .string(trace.traceID)
+            metadata["span_id"] = .string(trace.spanID)
+        }
         return metadata
     }
 }

@@ -26,7 +26,7 @@ public struct StructuredLogHandler: LogHandler {
     /// Fields written first, in this order, when present (the access log's); the rest follow sorted.
     static let fieldOrder =
         ["request_id", "method", "route", "status", "bytes", "cache", "total_ms"]
-        + stageOrder.map { $0 + "_ms" } + ["source_host", "source", "client"]
+        + stageOrder.map { $0 + "_ms" } + ["source_host", "source", "client", "trace_id", "span_id"]
     /// The request stages timed in an access line, in their place in ``fieldOrder`` (stage `name` is
     /// field `name_ms`).
     static let stageOrder = ["disk", "disk_read", "fetch", "queue", "transform"]

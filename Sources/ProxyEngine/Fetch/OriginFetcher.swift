@@ -85,7 +85,8 @@ public final class OriginFetcher: Sendable {
     /// (``FetchedSource/status`` tells). Origin 5xx, timeouts and failed connections are retried
     /// `retries` times with exponential backoff.
     /// - Throws: ``FetchError``, or `CancellationError` when the calling task is cancelled.
-    public func fetch(_ source: SourceURL, validators: OriginValidators? = nil) async throws -> FetchedSource {
+    /// - Parameter headers: further request header lines (the trace context, `traceparent`), sent to every hop.
+    public func fetch(_ source: SourceURL, validators: OriginValidators? = nil, headers: [String] = []) async throws -> FetchedSource {
         let settings = self.settings
         let metrics = self.metrics
         let url: String
@@ -100,7 +101,7 @@ public final class OriginFetcher: Sendable {
         while true {
             let transfer = OriginTransfer(
                 url: url, settings: settings, policyBox: source.object == nil ? policyBox : endpointPolicyBox, driver: driver,
-                partials: partials, validators: validators, s3: source.object == nil ? nil : settings.s3.endpoint)
+                partials: partials, validators: validators, s3: source.object == nil ? nil : settings.s3.endpoint, extraHeaderLines: headers)
             let result: Result<FetchedSource, FetchError>
             do {
                 result = try await transfer.perform()

@@ -19,6 +19,8 @@ struct OriginTransfer {
     /// Set for an object on the S3 endpoint: signed (SigV4), no redirects, no host allowlist or
     /// per-origin headers (the URL was built from the endpoint).
     var s3: S3Endpoint? = nil
+    /// Sent as they are with every hop: the trace context (`traceparent`, `tracestate`).
+    var extraHeaderLines: [String] = []
 
     /// How one request of the chain ended.
     private enum Hop {
@@ -159,7 +161,7 @@ struct OriginTransfer {
     /// The hop marker, per-origin headers, conditional headers from the stored copy's validators, and
     /// the range of the rest when resuming.
     private func requestHeaderLines(host: String, resuming partial: PartialDownloads.Partial?) -> [String] {
-        var lines = ["\(OriginFetcher.hopHeader): 1"]
+        var lines = ["\(OriginFetcher.hopHeader): 1"] + extraHeaderLines
         if let s3 {
             lines += s3.headerLines
         } else {

@@ -68,6 +68,10 @@ public final class ProxyMetrics: Sendable {
     let sharedBreakerOpen: Gauge
     /// Purges applied from the shared tier's purge log (made through another replica, or this one).
     let sharedPurgesApplied: Counter
+    /// Finished spans the trace exporter's queue had no room for (`tracing.queueSize`).
+    public let traceSpansDropped: Counter
+    /// Batches of spans the collector did not take (down, slow, or answering errors).
+    public let traceExportFailures: Counter
     /// Purge-log keys stepped over: not a purge key, unreadable (4xx), or a body that is no source key.
     let sharedPurgeKeysSkipped: Counter
     /// Sets `imageproxy_access_mode{mode}`: 1 for `active`, 0 for the other `modes` (called once, at start).
@@ -184,6 +188,10 @@ public final class ProxyMetrics: Sendable {
             descriptor: name(
                 "imageproxy_shared_tier_purge_keys_skipped", "total",
                 "Keys under the shared tier's purge log stepped over: not a purge, unreadable, or naming no source."))
+        traceSpansDropped = registry.makeCounter(
+            descriptor: name("imageproxy_trace_spans_dropped", "total", "Finished spans dropped because the trace exporter's queue was full."))
+        traceExportFailures = registry.makeCounter(
+            descriptor: name("imageproxy_trace_export_failures", "total", "Span batches the trace collector did not accept (down, slow or failing)."))
         openFileDescriptors = registry.makeGauge(descriptor: name("process_open", "fds", "Number of open file descriptors."))
         startTime = registry.makeGauge(
             descriptor: name("process_start_time", "seconds", "Start time of the process since unix epoch in seconds."))

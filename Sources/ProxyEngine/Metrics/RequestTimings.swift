@@ -1,6 +1,7 @@
 import ImageCore
 import NIOCore
 import Synchronization
+import Tracing
 
 /// What one request went through: stage durations for `Server-Timing` and the access log, the cache
 /// tier that answered, the source host. Filled by the pipeline, read by the observability middleware.
@@ -18,6 +19,7 @@ public final class RequestTimings: Sendable {
         var requestID: String?
         /// Named facts without a duration (`quality;desc=62`).
         var descriptions: [(name: String, text: String)] = []
+        var trace: RequestTrace?
     }
 
     private let state = Mutex(State())
@@ -35,11 +37,36 @@ public final class RequestTimings: Sendable {
         state.withLock { $0.descriptions.append((name, text)) }
     }
 
-    /// Times `work` as stage `name`.
-    public func measure<Result>(_ name: String, _ work: () async throws -> Result) async rethrows -> Result {
+    /// Times `work` as stage `name`; when the request is traced, also as span `imageproxy.<name>`, with
+    /// `imageproxy.hit` from `hit` when given (a lookup).
+    public func measure<Result>(
+        _ name: String, hit: ((Result) -> Bool)? = nil, _ work: () async throws -> Result
+    ) async rethrows -> Result {
         let start = ContinuousClock.now
         defer { record(name, ContinuousClock.now - start) }
-        return try await work()
+        guard let trace else { return try await work() }
+        return try await trace.span("imageproxy." + name) { span in
+            let result = try await work()
+            if let hit { span.attributes["imageproxy.hit"] = hit(result) }
+            return result
+        }
+    }
+
+    /// ``measure(_:hit:_:)`` for work that needs its span (to be the parent of the spans it makes, or of the
+    /// `traceparent` it sends): `work` gets it, or nil when the request is not traced.
+    public func measure<Result>(
+        _ name: String, inSpan work: ((any Span)?) async throws -> Result
+    ) async rethrows -> Result {
+        let start = ContinuousClock.now
+        defer { record(name, ContinuousClock.now - start) }
+        guard let trace else { return try await work(nil) }
+        return try await trace.span("imageproxy." + name) { span in try await work(span) }
+    }
+
+    /// The request's trace, when it is traced and sampled (``RequestTrace``).
+    public var trace: RequestTrace? {
+        get { state.withLock { $0.trace } }
+        set { state.withLock { $0.trace = newValue } }
     }
 
     /// The cache tier that answered: memory, disk, miss, or none (not an image request).

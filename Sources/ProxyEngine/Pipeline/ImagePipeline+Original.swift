@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import Tracing
 
 extension ImagePipeline {
     /// A source's bytes and how long they stay fresh.
@@ -13,6 +14,10 @@ extension ImagePipeline {
         var entry: DiskEntry
         /// Held while these downloaded bytes are in memory (see `originalsInHand`).
         var permit: PermitPool.Permit? = nil
+        /// The traced request whose job fetched it and the span of that fetch (the origin's request, or the
+        /// shared tier's read): requests that joined the job link to it.
+        var fetchedBy: RequestTrace? = nil
+        var fetchSpan: ServiceContext? = nil
     }
 
     /// The original from the disk cache when fresh; else through the download queue (one job per
@@ -41,21 +46,29 @@ extension ImagePipeline {
         }
         let variantValidators = stored == nil ? staleVariantValidators : nil
         let jobKey = variantValidators.map { sourceKey + "|if:" + ($0.etag ?? "") + "|" + ($0.lastModified ?? "") } ?? sourceKey
+        let trace = timings.trace
         do {
-            return try await timings.measure("fetch") {
-                try await downloads.run(key: jobKey, priority: priority) {
+            return try await timings.measure("fetch") { fetchSpan in
+                let original = try await downloads.run(key: jobKey, priority: priority) {
                     // The permit travels with the bytes and is given back when the last copy goes away.
                     let permit = try await self.originalsInHand.acquire()
                     var original: Original
                     if variantValidators == nil, let shared = await self.sharedOriginal(sourceKey: sourceKey, key: key, now: now) {
                         original = shared
                     } else {
+                        let tracing = trace.flatMap { trace in fetchSpan.map { (trace, $0.context) } }
                         original = try await self.download(
-                            source, sourceKey: sourceKey, key: key, stored: stored, variantValidators: variantValidators)
+                            source, sourceKey: sourceKey, key: key, stored: stored, variantValidators: variantValidators, tracing: tracing)
                     }
                     original.permit = permit
                     return original
                 }
+                if let fetchSpan, original.fetchedBy !== trace, let fetched = original.fetchSpan {
+                    // A duplicate that joined another request's download: a link to that download.
+                    fetchSpan.attributes["imageproxy.joined"] = true
+                    fetchSpan.addLink(SpanLink(context: fetched, attributes: [:]))
+                }
+                return original
             }
         } catch is QueueFullError {
             throw PipelineError.overloaded
@@ -66,13 +79,25 @@ extension ImagePipeline {
     /// stored (or, without one, a stale variant's validators are given), else a plain one; the result is
     /// stored on disk once for every waiter.
     private func download(
-        _ source: SourceURL, sourceKey: String, key: String, stored: DiskEntry?, variantValidators: OriginValidators?
+        _ source: SourceURL, sourceKey: String, key: String, stored: DiskEntry?, variantValidators: OriginValidators?,
+        tracing: (trace: RequestTrace, parent: ServiceContext)? = nil
     ) async throws -> Original {
         let now = Date().timeIntervalSince1970
         let validators = stored?.originValidators ?? variantValidators
         let fetched: FetchedSource
+        var fetchSpan: ServiceContext?
         do {
-            fetched = try await fetcher.fetch(source, validators: validators)
+            if let (trace, parent) = tracing {
+                fetched = try await trace.span("GET", kind: .client, parent: parent) { span in
+                    fetchSpan = span.context
+                    trace.describeOriginRequest(span, source: source, conditional: validators != nil)
+                    let fetched = try await fetcher.fetch(source, validators: validators, headers: trace.headerLines(for: span.context))
+                    trace.describeOriginAnswer(span, fetched)
+                    return fetched
+                }
+            } else {
+                fetched = try await fetcher.fetch(source, validators: validators)
+            }
         } catch let error as FetchError {
             negative.remember(error, for: sourceKey, now: now)
             if case .notFound = error, let remaining = negative.recall(sourceKey, now: now)?.remaining {
@@ -94,13 +119,17 @@ extension ImagePipeline {
             let whole = try await fetcher.fetch(source)
             return downloaded(whole, key: key, sourceKey: sourceKey, now: now)
         }
+        var original: Original
         if fetched.status == 304, variantValidators != nil {
             // The stale variants are current; there are no bytes to transform or store.
-            var unchanged = describe(fetched, key: key, sourceKey: sourceKey, now: now)
-            unchanged.revalidated = true
-            return unchanged
+            original = describe(fetched, key: key, sourceKey: sourceKey, now: now)
+            original.revalidated = true
+        } else {
+            original = downloaded(fetched, key: key, sourceKey: sourceKey, now: now)
         }
-        return downloaded(fetched, key: key, sourceKey: sourceKey, now: now)
+        original.fetchedBy = tracing?.trace
+        original.fetchSpan = fetchSpan
+        return original
     }
 
     /// A fresh download, stored on disk and in the shared tier (in the background) unless the origin

@@ -2,6 +2,7 @@ import Foundation
 import ImageCore
 import Logging
 import NIOCore
+import Tracing
 
 /// The `/img` request path as one readable sequence:
 /// memory → disk → original (disk, revalidated, or downloaded) → transform → store.
@@ -74,6 +75,11 @@ public final class ImagePipeline: Sendable {
         var tier: CacheTier
         /// Time spent transforming, when a transform ran.
         var transformDuration: Duration = .zero
+        /// The traced request whose job made it, when traced: the transform's span is in its trace.
+        var madeBy: RequestTrace?
+        /// That span (requests that joined the job link to it) and when the job started.
+        var transformSpan: ServiceContext?
+        var startedAt: ContinuousClock.Instant?
     }
 
     /// How the download and transform queues behave.
@@ -223,6 +229,7 @@ public final class ImagePipeline: Sendable {
             }
         ) { original in
             let source = original.bytes
+            let jobStarted = ContinuousClock.now
             let (encoded, transformDuration): (EncodedImage, Duration)
             do {
                 (encoded, transformDuration) = try await self.pool.transform(
@@ -230,8 +237,10 @@ public final class ImagePipeline: Sendable {
                     sourceIdentity: DecodedSourceCache.identity(sourceKey: sourceKey, bytes: source))
             } catch let error as ImagingError {
                 failures.remember(error, key: key, sourceKey: sourceKey)
+                timings.trace?.recordFailedTransform(error, from: jobStarted)
                 throw error
             }
+            let transformSpan = timings.trace?.recordTransform(encoded, from: jobStarted)
             self.metrics.recordTransform(
                 format: encoded.format.rawValue, duration: transformDuration, outputBytes: encoded.bytes.count)
             if let quality = encoded.chosenQuality {
@@ -244,8 +253,10 @@ public final class ImagePipeline: Sendable {
                 revalidation: original.entry.revalidation, sourceKey: sourceKey,
                 originValidators: original.entry.originValidators)
             variant.overlaySourceKey = overlaySourceKey
-            self.store(variant, bytes: encoded.bytes, key: key, original: original, now: now)
-            return Produced(variant: variant, tier: .miss, transformDuration: transformDuration)
+            self.store(variant, bytes: encoded.bytes, key: key, original: original, now: now, trace: timings.trace)
+            return Produced(
+                variant: variant, tier: .miss, transformDuration: transformDuration, madeBy: timings.trace, transformSpan: transformSpan,
+                startedAt: jobStarted)
         }
     }
 
@@ -265,7 +276,11 @@ public final class ImagePipeline: Sendable {
         }
         // The variant is being made already (its download is over): wait for it.
         let flightKey = key.hex + (conditions.onlyIfCached ? "|only-if-cached" : "")
+        let joinStarted = ContinuousClock.now
         if let made = try await transforms.joinExisting(key: flightKey, priority: priority) {
+            if let trace = timings.trace, made.madeBy !== trace, let span = made.transformSpan {
+                trace.recordSpan("imageproxy.transform", from: joinStarted, to: .now, attributes: ["imageproxy.joined": .bool(true)], links: [span])
+            }
             return outcome(made.variant, tier: made.tier, conditions, timings)
         }
         // At the door: new work is refused at once while the transform backlog is full.
@@ -292,8 +307,19 @@ public final class ImagePipeline: Sendable {
         ) {
             try await make(original)
         }
-        timings.record("queue", ContinuousClock.now - started - produced.transformDuration)
+        let finished = ContinuousClock.now
+        timings.record("queue", finished - started - produced.transformDuration)
         timings.record("transform", produced.transformDuration)
+        if let trace = timings.trace {
+            let jobStarted = produced.madeBy === trace ? produced.startedAt : nil
+            trace.recordSpan("imageproxy.queue", from: started, to: jobStarted ?? (finished - produced.transformDuration))
+            if produced.madeBy !== trace, let made = produced.transformSpan {
+                // Made for another request (joined): a link to the transform that made it.
+                trace.recordSpan(
+                    "imageproxy.transform", from: finished - produced.transformDuration, to: finished,
+                    attributes: ["imageproxy.joined": .bool(true)], links: [made])
+            }
+        }
         return outcome(produced.variant, tier: produced.tier, conditions, timings)
     }
 
@@ -308,11 +334,11 @@ public final class ImagePipeline: Sendable {
 
     /// Keeps a new variant (memory now, disk and the shared tier in the background), unless the origin
     /// forbade storing.
-    func store(_ variant: CachedVariant, bytes: [UInt8], key: VariantKey, original: Original, now: Double) {
+    func store(_ variant: CachedVariant, bytes: [UInt8], key: VariantKey, original: Original, now: Double, trace: RequestTrace? = nil) {
         guard original.storable else { return }
         memory.insert(variant, for: key)
         disk.storeInBackground(bytes, as: variant.diskEntry(key: key.hex, original: original.entry, now: now))
-        sharedTier?.storeInBackground(variant, bytes: bytes, key: key, sourceFetchedAt: original.entry.fetchedAt)
+        sharedTier?.storeInBackground(variant, bytes: bytes, key: key, sourceFetchedAt: original.entry.fetchedAt, trace: trace)
     }
 
     /// What the caches hold for a key.
@@ -333,14 +359,18 @@ public final class ImagePipeline: Sendable {
     ) async -> Lookup {
         let usable = { (variant: CachedVariant) in variant.isUsable(at: now, onlyIfCached: conditions.onlyIfCached) }
         let held: CachedVariant?
+        let lookupStarted = ContinuousClock.now
         if case .notFresh(let probedKey, let probed)? = probe, probedKey == key { held = probed } else { held = memory.value(for: key) }
+        timings.trace?.recordSpan(
+            "imageproxy.memory", from: lookupStarted, to: .now,
+            attributes: ["imageproxy.hit": .bool(held.map { usable($0) } ?? false), "imageproxy.stale": .bool(held.map { !usable($0) } ?? false)])
         if let hit = held {
             record(.memory, hit: true)
             if usable(hit) { return .found(outcome(hit, tier: .memory, conditions, timings)) }
             return .stale(hit, .memory)
         }
         record(.memory, hit: false)
-        guard let entry = await timings.measure("disk", { await disk.entry(for: key.hex) }) else {
+        guard let entry = await timings.measure("disk", hit: { $0 != nil }, { await disk.entry(for: key.hex) }) else {
             record(.disk, hit: false)
             return await lookUpShared(key, sourceKey: sourceKey, conditions: conditions, now: now, timings: timings)
         }
@@ -368,8 +398,14 @@ public final class ImagePipeline: Sendable {
         _ key: VariantKey, sourceKey: String, conditions: ClientConditions, now: Double, timings: RequestTimings
     ) async -> Lookup {
         guard let sharedTier else { return .missing }
-        guard let variant = await timings.measure("shared", { await sharedTier.variant(for: key, sourceKey: sourceKey, now: now) })
-        else { return .missing }
+        let trace = timings.trace
+        let found = await timings.measure("shared") { span in
+            let variant = await sharedTier.variant(
+                for: key, sourceKey: sourceKey, now: now, traceHeaders: span.flatMap { trace?.headerLines(for: $0.context) } ?? [])
+            span?.attributes["imageproxy.hit"] = variant != nil
+            return variant
+        }
+        guard let variant = found else { return .missing }
         memory.insert(variant, for: key)
         let bytes = Array(variant.body.readableBytesView)
         disk.storeInBackground(bytes, as: variant.diskEntry(key: key.hex, now: now))

@@ -91,12 +91,17 @@ public final class TransformPool: Sendable {
             }
         }
         var duration = Duration.zero
+        var memoryWaits: [TransformPhase] = []
         while true {
             var bytes: Int
             if let given = reserved {
                 bytes = given
             } else {
+                let waitStarted = ContinuousClock.now
                 bytes = try await memoryBudget.reserve(plan.reservation, wait: wait)
+                memoryWaits.append(
+                    TransformPhase(
+                        name: "memory_wait", start: waitStarted, end: .now, details: [("imageproxy.reserved_bytes", .integer(plan.reservation))]))
                 if lease == nil, let kept = sourceIdentity.flatMap({ decodedSources.lease($0) }) {
                     let fromKept: TransformPlan
                     do {
@@ -124,7 +129,8 @@ public final class TransformPool: Sendable {
                 plan, reserved: bytes, source: source, overlay: overlay, with: transformer, requestID: requestID, keepingFor: sourceIdentity)
             duration += spent
             switch outcome {
-            case .encoded(let encoded, _):
+            case .encoded(var encoded, _):
+                encoded.phases = memoryWaits + encoded.phases
                 return (encoded, duration)
             case .needsFullReservation: plan = plan.withFullReservation
             }

@@ -16,6 +16,14 @@ final class ServiceProcess: Sendable {
     /// The port it listens on, read from its start-up log line.
     let port: Int
     private let exitStatus = Mutex<Int32?>(nil)
+    /// What it wrote to stderr so far (its log).
+    private let collected: CollectedOutput
+    var output: String { collected.text.withLock { $0 } }
+
+    /// stderr as it arrives.
+    final class CollectedOutput: Sendable {
+        let text = Mutex("")
+    }
     private let exited: AsyncStream<Int32>
 
     /// Where `swift build` put the executable: beside the test bundle.
@@ -52,10 +60,14 @@ final class ServiceProcess: Sendable {
 
         // Collect stderr in the background; wait (at most 20 s) for the "listening on host:port" line.
         let output = Mutex("")
+        let collected = CollectedOutput()
         errors.fileHandleForReading.readabilityHandler = { handle in
             let chunk = handle.availableData
-            output.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+            let text = String(decoding: chunk, as: UTF8.self)
+            output.withLock { $0 += text }
+            collected.text.withLock { $0 += text }
         }
+        self.collected = collected
         let deadline = ContinuousClock.now + .seconds(20)
         var port: Int?
         while ContinuousClock.now < deadline {

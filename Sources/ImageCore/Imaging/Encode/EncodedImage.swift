@@ -12,6 +12,10 @@ public struct EncodedImage: Sendable {
     public var chosenQuality: Int?
     /// Whether it fits the size target (false: even the lowest quality tried was larger); nil without one.
     public var fitsSizeTarget: Bool?
+    /// Encodes made to find it (more than one under a size target).
+    public var encodes = 1
+    /// What the transform spent its time on (``TransformPhase``), for traces; empty when not recorded.
+    public var phases: [TransformPhase] = []
 
     public init(bytes: [UInt8], format: OutputFormat, width: Int, height: Int) {
         self.bytes = bytes

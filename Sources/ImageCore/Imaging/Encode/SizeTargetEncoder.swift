@@ -41,6 +41,7 @@ struct SizeTargetEncoder {
             guard lowest.bytes.count <= budget else {
                 var answer = lowest.bytes.count < first.bytes.count ? lowest : first
                 answer.fitsSizeTarget = false
+                answer.encodes = encodes
                 return answer
             }
             best = lowest
@@ -61,9 +62,11 @@ struct SizeTargetEncoder {
         }
         if var best {
             best.fitsSizeTarget = true
+            best.encodes = encodes
             return best
         }
         smallest.fitsSizeTarget = false
+        smallest.encodes = encodes
         return smallest
     }
 }

@@ -12,8 +12,13 @@ extension ImageTransformer {
     ) throws(ImagingError) -> TransformRun {
         let deadline = TransformDeadline(limitMilliseconds: maxTransformMilliseconds)
         defer { deadline.finish() }
+        let phases = TransformPhaseRecorder()
         do {
-            return try run(plan, source: source, overlay: overlay, reserved: reserved, grow: grow, deadline: deadline)
+            let result = try run(plan, source: source, overlay: overlay, reserved: reserved, grow: grow, deadline: deadline, phases: phases)
+            phases.finish()
+            guard case .encoded(var encoded, let kept) = result else { return result }
+            encoded.phases = phases.phases
+            return .encoded(encoded, kept: kept)
         } catch {
             if deadline.hasExpired { throw .tooSlow(limitMilliseconds: maxTransformMilliseconds) }
             throw error
@@ -22,13 +27,14 @@ extension ImageTransformer {
 
     private func run(
         _ plan: TransformPlan, source: [UInt8], overlay: [UInt8]?, reserved: Int, grow: (Int) -> Bool,
-        deadline: TransformDeadline
+        deadline: TransformDeadline, phases: TransformPhaseRecorder
     ) throws(ImagingError) -> TransformRun {
         let request = plan.request
         var eighth = ScaleOnLoadStep.EighthAttempt.untried
         if plan.eighthDeclined { eighth = .declined }
         if plan.leavesKeptSizeToLoader { eighth = .scaledDeclined }
         if plan.triesEighthFirst {
+            phases.begin("decode", [("imageproxy.decoder", .text("jpeg-dc")), ("imageproxy.decode.scale", .integer(8))])
             eighth = try ScaleOnLoadStep.decodeEighth(
                 source, header: plan.header, box: plan.box.coverBoxFitted(to: plan.header), deadline: deadline
             ).map { .decoded($0) } ?? .declined
@@ -36,6 +42,7 @@ extension ImageTransformer {
                 return .needsFullReservation
             }
             // The 1/8 image reduced and encoded as one step, as libjpeg's own scaled decode is.
+            if case .decoded = eighth, plan.reduceEncoder != nil { phases.begin("resize_encode") }
             if case .decoded(let image) = eighth, let encoder = plan.reduceEncoder,
                 let encoded = try encoder.encoded(
                     reducing: image, box: plan.box.coverBoxFitted(to: plan.header), header: plan.header, deadline: deadline)
@@ -47,11 +54,13 @@ extension ImageTransformer {
             let fitted = plan.box.coverBoxFitted(to: plan.header)
             let shrink = fitted.jpegShrink(for: plan.header)
             let scaleOnLoad = ScaleOnLoadStep(box: fitted)
+            phases.begin("decode_resize_encode", [("imageproxy.decoder", .text("libjpeg")), ("imageproxy.decode.scale", .integer(shrink))])
             if let encoder = plan.reduceEncoder, let reduce = scaleOnLoad.reduceWhileDecoding(plan.header, shrink: shrink),
                 let encoded = try encoder.encoded(decoding: source, shrink: shrink, reduce: reduce, header: plan.header, deadline: deadline)
             {
                 return .encoded(encoded, kept: nil)
             }
+            phases.begin("decode", [("imageproxy.decoder", .text("libjpeg")), ("imageproxy.decode.scale", .integer(shrink))])
             switch try scaleOnLoad.decodeJPEG(source, shrink: shrink, header: plan.header, deadline: deadline) {
             case .decoded(let image):
                 eighth = .decoded(image)
@@ -66,15 +75,21 @@ extension ImageTransformer {
         var kept: DecodedSource?
         do throws(ImagingError) {
             if let decoded = plan.decoded {
+                phases.begin("resize_encode", [("imageproxy.decoder", .text("kept"))])
                 if let encoded = try encodedReducing(decoded, plan: plan, deadline: deadline) { return .encoded(encoded, kept: nil) }
+                phases.begin("resize", [("imageproxy.decoder", .text("kept"))])
                 image = try SourceSteps(box: plan.box).image(fromWhole: decoded, header: plan.header, deadline: deadline)
             } else if plan.decodesWhole {
                 let decoded: DecodedSource
+                phases.begin("decode", [("imageproxy.decoder", .text(plan.wholeJPEGShrink == nil ? "whole" : "libjpeg"))])
                 if let shrink = plan.wholeJPEGShrink {
+                    phases.note("imageproxy.decode.scale", .integer(shrink))
                     guard let jpeg = try DecodedSource.decodingJPEG(source, shrink: shrink, header: plan.header, deadline: deadline) else {
                         // libjpeg declined the file: libvips' loader reads it, under its reservation.
                         if reserved < plan.fullReservation, !grow(plan.fullReservation) { return .needsFullReservation }
-                        return try run(plan.withFullReservation, source: source, overlay: overlay, reserved: reserved, grow: grow, deadline: deadline)
+                        return try run(
+                            plan.withFullReservation, source: source, overlay: overlay, reserved: reserved, grow: grow, deadline: deadline,
+                            phases: phases)
                     }
                     decoded = jpeg
                 } else {
@@ -84,10 +99,16 @@ extension ImageTransformer {
                 if decoded.hasRealAlpha, reserved < plan.fullReservation, !grow(plan.fullReservation) {
                     return .needsFullReservation
                 }
+                phases.begin("resize_encode")
                 if let encoded = try encodedReducing(decoded, plan: plan, deadline: deadline) { return .encoded(encoded, kept: decoded) }
+                phases.begin("resize")
                 image = try SourceSteps(box: plan.box).image(fromWhole: decoded, header: plan.header, deadline: deadline)
                 kept = decoded
             } else {
+                switch eighth {
+                case .decoded, .reduced: phases.begin("resize")
+                default: phases.begin("decode", [("imageproxy.decoder", .text("libvips")), ("imageproxy.pipeline", .text("lazy"))])
+                }
                 image = try SourceSteps(box: plan.box).image(from: source, header: plan.header, deadline: deadline, eighth: eighth)
             }
         } catch .undecodable where plan.box.frames > 1 && !deadline.hasExpired {
@@ -99,9 +120,12 @@ extension ImageTransformer {
         }
         // The profile's bytes copied while the loader is still open (HEIF: see ipx_vips_with_own_profile).
         if plan.keepProfile { image = try image.producing { ipx_vips_with_own_profile($0, $1) } }
-        for step in imageSteps(for: request, overlay: overlay) {
+        let steps = imageSteps(for: request, overlay: overlay)
+        if steps.count > 1 { phases.begin("steps", [("imageproxy.steps", .integer(steps.count))]) }
+        for step in steps {
             image = try step.apply(to: image)
         }
+        phases.begin("encode")
         let encode = EncodeStep(
             choice: plan.choice, request: request, settings: encoding, keepProfile: plan.keepProfile,
             placeholderQuality: Self.placeholderQuality)

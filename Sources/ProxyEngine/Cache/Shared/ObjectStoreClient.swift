@@ -38,16 +38,19 @@ final class ObjectStoreClient: Sendable {
     }
 
     /// `GET` of `key`: at most `maxBytes` of body.
-    func get(_ key: String, timeoutMilliseconds: Int, maxBytes: Int) async -> Result<Answer, Failure> {
-        await perform(method: "GET", key: key, query: nil, body: nil, headers: [], timeoutMilliseconds: timeoutMilliseconds, maxBytes: maxBytes)
+    /// `headers`: further request header lines (a trace context).
+    func get(_ key: String, timeoutMilliseconds: Int, maxBytes: Int, headers: [String] = []) async -> Result<Answer, Failure> {
+        await perform(
+            method: "GET", key: key, query: nil, body: nil, headers: headers, timeoutMilliseconds: timeoutMilliseconds, maxBytes: maxBytes)
     }
 
     /// `PUT` of `body` as `key` with `contentType` and user metadata (`x-amz-meta-<name>`).
     func put(
-        _ key: String, body: [UInt8], contentType: String, metadata: [String: String], timeoutMilliseconds: Int
+        _ key: String, body: [UInt8], contentType: String, metadata: [String: String], timeoutMilliseconds: Int,
+        headers extra: [String] = []
     ) async -> Result<Answer, Failure> {
         // (No "Expect:" line to suppress 100-continue: libcurl 7.88 signs it empty and the store refuses.)
-        var headers = ["Content-Type: \(contentType)"]
+        var headers = ["Content-Type: \(contentType)"] + extra
         headers += metadata.sorted { $0.key < $1.key }.map { "x-amz-meta-\($0.key): \($0.value)" }
         return await perform(
             method: "PUT", key: key, query: nil, body: body, headers: headers, timeoutMilliseconds: timeoutMilliseconds,

@@ -2,6 +2,7 @@ import Foundation
 import ImageCore
 import NIOCore
 import Synchronization
+import Tracing
 
 /// The shared result tier: variants kept in an S3-compatible bucket that every replica of a fleet reads
 /// and writes, below memory and disk. A variant made anywhere is made once for the fleet; a new or
@@ -135,7 +136,8 @@ public final class SharedTier: Sendable {
 
     /// The variant under `key` when the bucket holds it whole and fresh at `now`; nil for a miss, an
     /// expired or damaged object, a slow or failed read, or while the breaker is open.
-    public func variant(for key: VariantKey, sourceKey: String, now: Double) async -> CachedVariant? {
+    /// - Parameter traceHeaders: the request's trace context (`traceparent`) as header lines, when traced.
+    public func variant(for key: VariantKey, sourceKey: String, now: Double, traceHeaders: [String] = []) async -> CachedVariant? {
         guard mayCall() else {
             count(read: "skipped")
             return nil
@@ -143,7 +145,7 @@ public final class SharedTier: Sendable {
         let started = ContinuousClock.now
         let answer = await client.get(
             layout.variantKey(sourceKey: sourceKey, variant: key.hex), timeoutMilliseconds: settings.timeoutMilliseconds,
-            maxBytes: 64 << 20)
+            maxBytes: 64 << 20, headers: traceHeaders)
         metrics?.sharedReadDuration.record(ContinuousClock.now - started)
         switch answer {
         case .failure:
@@ -206,17 +208,22 @@ public final class SharedTier: Sendable {
     }
 
     /// Writes a new variant, made from a source fetched at `sourceFetchedAt`, in the background; left out
-    /// when its source was purged since it was fetched.
-    public func storeInBackground(_ variant: CachedVariant, bytes: [UInt8], key: VariantKey, sourceFetchedAt: Double) {
+    /// when its source was purged since it was fetched. With `trace`, the write is span `imageproxy.shared_write`
+    /// of that request (ending after the request when the write does) and its `PUT` carries the span's context.
+    public func storeInBackground(
+        _ variant: CachedVariant, bytes: [UInt8], key: VariantKey, sourceFetchedAt: Double, trace: RequestTrace? = nil
+    ) {
         guard variant.storable, sourceFetchedAt > lastPurge(of: variant.sourceKey) else { return }
         write(
             bytes, as: layout.variantKey(sourceKey: variant.sourceKey, variant: key.hex), contentType: variant.contentType,
-            metadata: SharedVariantMetadata(variant: variant, bytes: bytes, sourceFetchedAt: sourceFetchedAt))
+            metadata: SharedVariantMetadata(variant: variant, bytes: bytes, sourceFetchedAt: sourceFetchedAt), trace: trace)
     }
 
     /// Puts `bytes` under `objectKey` in the background; dropped (and counted) while the breaker is open or
     /// when the write queue (``Settings/maxPendingWriteBytes``) is full.
-    private func write(_ bytes: [UInt8], as objectKey: String, contentType: String, metadata: SharedVariantMetadata) {
+    private func write(
+        _ bytes: [UInt8], as objectKey: String, contentType: String, metadata: SharedVariantMetadata, trace: RequestTrace? = nil
+    ) {
         let admitted = mayCall() && pendingWriteBytes.withLock { pending in
             guard pending + bytes.count <= settings.maxPendingWriteBytes else { return false }
             pending += bytes.count
@@ -228,9 +235,22 @@ public final class SharedTier: Sendable {
         }
         Task.detached { [self] in
             defer { pendingWriteBytes.withLock { $0 -= bytes.count } }
-            let answer = await client.put(
-                objectKey, body: bytes, contentType: contentType, metadata: metadata.headers,
-                timeoutMilliseconds: settings.writeTimeoutMilliseconds)
+            let put = { (traceHeaders: [String]) in
+                await self.client.put(
+                    objectKey, body: bytes, contentType: contentType, metadata: metadata.headers,
+                    timeoutMilliseconds: self.settings.writeTimeoutMilliseconds, headers: traceHeaders)
+            }
+            let answer: Result<ObjectStoreClient.Answer, ObjectStoreClient.Failure>
+            if let trace {
+                answer = await trace.span("imageproxy.shared_write") { span in
+                    span.attributes["imageproxy.output.bytes"] = bytes.count
+                    let answer = await put(trace.headerLines(for: span.context))
+                    if let status = try? answer.get().status { span.attributes["http.response.status_code"] = status }
+                    return answer
+                }
+            } else {
+                answer = await put([])
+            }
             let ok = (try? answer.get().status).map { (200...299).contains($0) } ?? false
             record(success: ok)
             count(write: ok ? "ok" : "error")
