@@ -230,6 +230,9 @@ import TestSupport
             let line = service.output.split(separator: "\n").first { $0.contains("route=img") && $0.contains("trace_id=") }
             #expect(line?.contains("trace_id=\(clientTrace) span_id=\(request.span_id)") == true, "\(line ?? "no line")")
 
+            let page = String(decoding: try await httpGet(port: service.port, path: "/status").body, as: UTF8.self)
+            #expect(page.contains("id=\"traces\" class=ok>on, 0 spans dropped, 0 exports failed"))
+
             // A memory hit (the front's path): a new trace of the request and its memory lookup.
             let (again, _, _) = try await httpRequest(port: service.port, path: path)
             #expect(again == 200)
@@ -339,6 +342,9 @@ import TestSupport
                 }
                 #expect(dropped > 0, "spans beyond the queue's 16 are dropped and counted")
                 #expect(failed > 0, "batches the collector did not take are counted")
+                // The status page says so.
+                let page = String(decoding: try await httpGet(port: service.port, path: "/status").body, as: UTF8.self)
+                #expect(page.contains("id=\"traces\" class=bad>on, "), "the status page names the lost spans")
             }
         }
     }

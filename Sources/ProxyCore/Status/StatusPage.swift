@@ -64,7 +64,7 @@ struct StatusPage: Sendable {
             .charts{display:flex;flex-wrap:wrap;gap:0 1.5em}figure{margin:.3em 0}figcaption{font-size:12px;margin-bottom:2px}
             svg text{fill:#555;font-family:system-ui,sans-serif}</style>
             </head><body data-refresh="\(refreshSeconds * 1000)"><h1>ImageProxy status</h1>
-            <p>version \(Self.version) · up \(Self.duration(now - runtime.startedAt)) · \(runtime.readiness.isReady ? "<span class=ok>ready</span>" : "<span class=bad>not ready</span>") · access: <span id="access-mode" class=\(runtime.accessMode == .open ? "bad" : "ok")>\(Self.escape(runtime.accessMode.summary))</span></p>
+            <p>version \(Self.version) · up \(Self.duration(now - runtime.startedAt)) · \(runtime.readiness.isReady ? "<span class=ok>ready</span>" : "<span class=bad>not ready</span>") · access: <span id="access-mode" class=\(runtime.accessMode == .open ? "bad" : "ok")>\(Self.escape(runtime.accessMode.summary))</span> · \(Self.tracesSummary(runtime.tracing))</p>
             <div id="live">\(await liveSection())</div>
             """
         page += "<h2>Try it</h2><form method=get action=\"/status\">source URL <input name=url size=60 value=\"\(Self.escape(tryURL ?? ""))\"> width <input name=w size=5 value=\"\(Self.escape(tryWidth))\"> <button>show</button></form>"
@@ -150,6 +150,14 @@ struct StatusPage: Sendable {
     /// `text` with the user information of every URL in it (`scheme://user:pass@host`) masked.
     static func maskingURLCredentials(_ text: String) -> String {
         text.replacing(#/(?<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s,\]]*@/#) { match in "\(match.output.scheme)••••••@" }
+    }
+
+    /// Whether traces are exported, and the spans lost so far.
+    static func tracesSummary(_ tracing: RequestTracing?) -> String {
+        guard let health = tracing?.health else { return "traces: <span id=\"traces\">off</span>" }
+        let dropped = health.droppedSpans.value, failed = health.failedExports.value
+        let lost = dropped + failed > 0
+        return "traces: <span id=\"traces\" class=\(lost ? "bad" : "ok")>on, \(dropped) spans dropped, \(failed) exports failed</span>"
     }
 
     static func escape(_ text: String) -> String {

@@ -8,6 +8,8 @@ import ProxyEngine
 struct ExporterDiagnostics: LogHandler {
     let forward: Logger
     let metrics: ProxyMetrics
+    /// The same counts, for the status page.
+    let health: TraceExportHealth
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .warning
 
@@ -20,8 +22,10 @@ struct ExporterDiagnostics: LogHandler {
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         if case .string(let text)? = merged["dropped_count"], let dropped = Int64(text), dropped > 0 {
             metrics.traceSpansDropped.increment(by: dropped)
+            health.droppedSpans.add(Int(dropped))
         } else if event.message.description.hasPrefix("Failed to export") {
             metrics.traceExportFailures.increment()
+            health.failedExports.add(1)
         }
         guard event.level >= .warning else { return }
         var fields: Logger.Metadata = [:]
@@ -30,4 +34,10 @@ struct ExporterDiagnostics: LogHandler {
         if let error = event.error { fields["error"] = .string(String(describing: error)) }
         forward.log(level: event.level, "trace exporter trouble", metadata: fields)
     }
+}
+
+/// Spans lost since start: dropped for a full queue, and batches the collector did not take.
+public final class TraceExportHealth: Sendable {
+    public let droppedSpans = AtomicCounter()
+    public let failedExports = AtomicCounter()
 }

@@ -19,6 +19,8 @@ public struct RequestTracing: Sendable {
     let exposeToClients: Bool
     /// Whether the origin span's `url.full` keeps the query (`log.sourceUrls`).
     let includesSourceQuery: Bool
+    /// Spans lost so far (the status page shows them).
+    public let health: TraceExportHealth
 
     /// The tracing of `settings`; nil when tracing is off.
     /// - Throws: swift-otel's configuration error (an endpoint or sampler it cannot use).
@@ -39,14 +41,15 @@ public struct RequestTracing: Sendable {
         configuration.traces.batchSpanProcessor.exportTimeout = .milliseconds(settings.exportTimeoutMilliseconds)
         configuration.traces.sampler = .parentBasedTraceIDRatio(ratio: settings.sampleRatio) ?? .parentBasedAlwaysOn
         configuration.propagators = [.traceContext]
-        let diagnostics = ExporterDiagnostics(forward: logger, metrics: metrics)
+        let health = TraceExportHealth()
+        let diagnostics = ExporterDiagnostics(forward: logger, metrics: metrics, health: health)
         configuration.diagnosticLogger = .custom(Logger(label: "imageproxy.tracing") { _ in diagnostics })
         configuration.diagnosticLogLevel = .warning
         // `OTEL_*` environment variables are applied over these by swift-otel.
         let backend = try OTel.makeTracingBackend(configuration: configuration)
         return RequestTracing(
             tracer: backend.factory, service: backend.service, exposeToClients: settings.exposeToClients,
-            includesSourceQuery: includesSourceQuery)
+            includesSourceQuery: includesSourceQuery, health: health)
     }
 
     /// Starts the server span of a request (`GET /img`), continuing the trace of the client's `traceparent`
