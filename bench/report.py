@@ -201,6 +201,19 @@ def main():
                      f"process) {record['decode_ms_mean']} ms: {record['ratio']}x")
         targets.append((f"floor ({record['corpus']}): CPU per baseline miss <= 1.3x the bare decode", f"{record['ratio']}x",
                         record["ratio"] <= 1.3))
+    trace = scenarios.get("tracing")
+    if trace and "hits" in trace:
+        miss = trace["miss_cpu_ms"]
+        lines.append(f"- tracing (#61; off, on at ratio 1, on at 0.1, to a collector taking everything): server CPU a miss "
+                     f"{miss['off']} / {miss['on']} / {miss['on_ratio_0.1']} ms; a memory hit "
+                     + ", ".join(f"c{row['connections']} {row['off_cpu_us_per_hit']} / {row['on_cpu_us_per_hit']} / "
+                                 f"{row['on_ratio_0.1_cpu_us_per_hit']} µs" for row in trace["hits"]))
+        ratio = trace["miss_cpu_ratio"]["on"]
+        targets.append(("tracing on (ratio 1): CPU a miss <= 1.03x off", f"{ratio}x", ratio is not None and ratio <= 1.03))
+        for row in trace["hits"]:
+            hit = row["on_hit_cpu_ratio"]
+            targets.append((f"tracing on (ratio 1): CPU a hit <= 1.10x off, c{row['connections']}", f"{hit}x",
+                            hit is not None and hit <= 1.10))
     for record in scenarios.values():
         if "error" in record:
             lines.append(f"- {record['scenario']}: failed: {record['error']}")

@@ -735,6 +735,96 @@ def floor(args, origin, corpus):
             "ratio": round(miss_total / decode_total, 2) if decode_total else None, "rows": rows}
 
 
+class NullCollector:
+    """An OTLP/HTTP endpoint that takes every export and answers 200 at once (nginx, 1 worker, its own process
+    tree): the cost measured is the service's own, spans made, batched, encoded and sent, none dropped."""
+    PORT = 18184
+
+    def __init__(self, workdir):
+        self.dir = os.path.join(workdir, "null-collector")
+        os.makedirs(self.dir, exist_ok=True)
+        conf = os.path.join(self.dir, "nginx.conf")
+        with open(conf, "w") as file:
+            file.write(nginx_preamble(self.dir, workers=1) + f"""
+  client_max_body_size 64m; client_body_buffer_size 16m;
+  server {{ listen 127.0.0.1:{self.PORT};
+    location / {{ default_type application/x-protobuf; return 200 ""; }} }}
+}}
+""")
+        self.process = subprocess.Popen(["nginx", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_ready(f"http://127.0.0.1:{self.PORT}/")
+
+    def stop(self):
+        self.process.send_signal(signal.SIGQUIT)
+        self.process.wait(timeout=10)
+
+
+def tracing(args, origin, corpus):
+    """#61's cost of traces: the same release binary with tracing off (the default) and on at ratio 1 to a
+    collector that takes everything (NullCollector), alternated TRACING_ROUNDS times (default 3), medians
+    kept. Hits: one hot 300 px variant, wrk at each connection count, the server's CPU per hit. Misses:
+    every request a new source (baseline JPEGs of the corpus, download, decode, resize, encode, store),
+    one at a time, signed URLs, the server's CPU per miss."""
+    collector = NullCollector(args.workdir)
+    rounds = int(os.environ.get("TRACING_ROUNDS", "3"))
+    misses_per_round = int(os.environ.get("TRACING_MISSES", "60"))
+    hot = next((name for name in jpegs(corpus) if name.startswith("baseline-")), jpegs(corpus)[0])
+    names = [name for name in jpegs(corpus) if jpeg_frame(os.path.join(corpus, name))[0] is False]
+    configurations = [
+        ("off", {}),
+        ("on", {"TRACING_ENABLED": "true", "TRACING_ENDPOINT": f"http://127.0.0.1:{NullCollector.PORT}/v1/traces"}),
+        ("on_ratio_0.1", {"TRACING_ENABLED": "true", "TRACING_SAMPLE_RATIO": "0.1",
+                          "TRACING_ENDPOINT": f"http://127.0.0.1:{NullCollector.PORT}/v1/traces"}),
+    ]
+    hits = {label: {connections: [] for connections in args.concs} for label, _ in configurations}
+    misses = {label: [] for label, _ in configurations}
+    try:
+        for round_index in range(rounds):
+            shift = round_index % len(configurations)
+            order = configurations[shift:] + configurations[:shift]
+            for label, settings in order:
+                ours = Ours(args.binary, args.workdir, signed=True, **settings)
+                try:
+                    start = process_cpu_seconds(ours.pid)
+                    for index in range(misses_per_round):
+                        name = names[index % len(names)]
+                        path = image_url(f"u/trace-{label}-{round_index}-{index}/{name}", 300, signed=True)
+                        status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}")
+                        assert status == 200, (name, status)
+                    misses[label].append((process_cpu_seconds(ours.pid) - start) / misses_per_round * 1000)
+                    path = image_url(f"u/hot/{hot}", 300, signed=True)
+                    status, _, _ = get(f"http://127.0.0.1:{OURS_PORT}{path}")
+                    assert status == 200, status
+                    for connections in args.concs:
+                        hits[label][connections].append(
+                            wrk(f"http://127.0.0.1:{OURS_PORT}{path}", connections, args.duration, server_pid=ours.pid))
+                finally:
+                    ours.stop()
+    finally:
+        collector.stop()
+
+    def median(values):
+        return sorted(values)[len(values) // 2]
+
+    rows = []
+    for connections in args.concs:
+        row = {"connections": connections}
+        for label, _ in configurations:
+            row[label + "_cpu_us_per_hit"] = median([run["cpu_us_per_request"] for run in hits[label][connections]])
+            row[label + "_rps"] = median([run["rps"] for run in hits[label][connections]])
+            row[label + "_p99_ms"] = median([run.get("p99_ms", 0) for run in hits[label][connections]])
+        off = row["off_cpu_us_per_hit"]
+        for label, _ in configurations[1:]:
+            row[label + "_hit_cpu_ratio"] = round(row[label + "_cpu_us_per_hit"] / off, 3) if off else None
+        row["rounds_cpu_us"] = {label: [run["cpu_us_per_request"] for run in hits[label][connections]] for label in hits}
+        rows.append(row)
+    miss = {label: round(median(values), 3) for label, values in misses.items()}
+    return {"scenario": "tracing", "source": hot, "misses_per_round": misses_per_round, "rounds": rounds,
+            "miss_cpu_ms": miss, "miss_rounds_cpu_ms": {label: [round(value, 3) for value in values] for label, values in misses.items()},
+            "miss_cpu_ratio": {label: round(miss[label] / miss["off"], 3) if miss["off"] else None for label, _ in configurations[1:]},
+            "hits": rows}
+
+
 SRCSET_WIDTHS = [640, 750, 828, 1080, 1200, 1920, 2048, 3840]  # Next.js' default deviceSizes
 
 
@@ -825,7 +915,7 @@ def srcset(args, origin, corpus):
             "connections": 16, **result}
 
 
-SCENARIOS = {"memory-hit": memory_hit, "transform-classes": transform_classes, "disk-hit": disk_hit, "dedup-storm": dedup_storm, "mixed": mixed,
+SCENARIOS = {"memory-hit": memory_hit, "tracing": tracing, "transform-classes": transform_classes, "disk-hit": disk_hit, "dedup-storm": dedup_storm, "mixed": mixed,
              "overload": overload, "quality": quality, "floor": floor, "srcset": srcset}
 
 

@@ -11,6 +11,7 @@ import Testing
 import Glibc
 import TestSupport
 @testable import ImageCore
+@testable import ProxyServer
 #endif
 
 /// Traces from the real executable to a collector that decodes them with the official OTLP protobuf
@@ -156,7 +157,11 @@ import TestSupport
         FileManager.default.temporaryDirectory.appendingPathComponent("ipx-trace-\(UUID().uuidString)").path
     }
 
-    @Test func aMissIsATreeOfEveryStageContinuingTheClientsTraceToTheOrigin() async throws {
+    /// Runs `body` with a receiver, the recording origin (its test client gives the port) and the service
+    /// tracing to the receiver; all three stopped afterwards.
+    func withTracedService(
+        _ body: @Sendable (Receiver, TracedOrigin, any TestClientProtocol, ServiceProcess) async throws -> Void
+    ) async throws {
         let receiver = try Receiver()
         defer { receiver.stop() }
         let cache = Self.temporaryCache()
@@ -165,6 +170,12 @@ import TestSupport
         try await origin.makeApplication().test(.live) { client in
             let service = try await ServiceProcess(environment: Self.environment(receiver: receiver.port, cache: cache))
             defer { service.signal(SIGKILL) }
+            try await body(receiver, origin, client, service)
+        }
+    }
+
+    @Test func aMissIsATreeOfEveryStageContinuingTheClientsTraceToTheOrigin() async throws {
+        try await withTracedService { receiver, origin, client, service in
             let clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736", clientSpan = "00f067aa0ba902b7"
             let path = "/img?url=http://127.0.0.1:\(client.port!)/photo.jpg%3Fsecret%3D1&w=120&format=webp"
             let (status, _, headers) = try await httpRequest(
@@ -233,27 +244,20 @@ import TestSupport
             let page = String(decoding: try await httpGet(port: service.port, path: "/status").body, as: UTF8.self)
             #expect(page.contains("id=\"traces\" class=ok>on, 0 spans dropped, 0 exports failed"))
 
-            // A memory hit (the front's path): a new trace of the request and its memory lookup.
+            // A memory hit (the front's path): a new trace, its request span saying memory.
             let (again, _, _) = try await httpRequest(port: service.port, path: path)
             #expect(again == 200)
             let withHit = try await receiver.spans { spans in spans.filter { $0.name == "GET /img" }.count >= 2 }
             let hit = try #require(withHit.first { $0.name == "GET /img" && $0.trace_id != clientTrace })
             #expect(hit.parent_span_id.isEmpty, "a new trace")
-            let hitLookup = withHit.first { $0.parent_span_id == hit.span_id && $0.name == "imageproxy.memory" }
-            #expect(hitLookup?.attributes["imageproxy.hit"] == .flag(true))
+            #expect(hit.attributes["imageproxy.cache"] == .text("memory"))
+            #expect(request.attributes["imageproxy.cache"] == .text("miss"))
             #expect(origin.traceparents("/photo.jpg").count == 1)
         }
     }
 
     @Test func aDeduplicatedDownloadAppearsOnceLinkedFromEachRequest() async throws {
-        let receiver = try Receiver()
-        defer { receiver.stop() }
-        let cache = Self.temporaryCache()
-        defer { try? FileManager.default.removeItem(atPath: cache) }
-        let origin = TracedOrigin()
-        try await origin.makeApplication().test(.live) { client in
-            let service = try await ServiceProcess(environment: Self.environment(receiver: receiver.port, cache: cache))
-            defer { service.signal(SIGKILL) }
+        try await withTracedService { receiver, origin, client, service in
             let port = service.port, originPort = client.port!
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for width in [100, 110, 120, 130, 140] {
@@ -283,14 +287,7 @@ import TestSupport
     }
 
     @Test func anOriginFailureIsRecordedOnTheSpanThatFailedWithThePublicMessage() async throws {
-        let receiver = try Receiver()
-        defer { receiver.stop() }
-        let cache = Self.temporaryCache()
-        defer { try? FileManager.default.removeItem(atPath: cache) }
-        let origin = TracedOrigin()
-        try await origin.makeApplication().test(.live) { client in
-            let service = try await ServiceProcess(environment: Self.environment(receiver: receiver.port, cache: cache))
-            defer { service.signal(SIGKILL) }
+        try await withTracedService { receiver, origin, client, service in
             let (status, body) = try await httpGet(port: service.port, path: "/img?url=http://127.0.0.1:\(client.port!)/broken.jpg&w=100")
             #expect(status == 502)
             let spans = try await receiver.spans { spans in spans.contains { $0.name == "GET /img" } }
@@ -347,5 +344,23 @@ import TestSupport
                 #expect(page.contains("id=\"traces\" class=bad>on, "), "the status page names the lost spans")
             }
         }
+    }
+}
+
+/// The sampling of new traces (`tracing.sampleRatio`), decided before any span is made.
+struct TraceSamplingTests {
+    @Test(arguments: [0.0, 0.01, 0.1, 0.5, 0.9])
+    func theShareOfNewTracesKeptIsTheRatio(_ ratio: Double) {
+        let draws = 200_000
+        let kept = (1...draws).filter { RequestTracing.draw($0, below: ratio) }.count
+        let share = Double(kept) / Double(draws)
+        #expect(abs(share - ratio) <= max(0.002, ratio * 0.03), "kept \(share) of new traces at ratio \(ratio)")
+    }
+
+    @Test func consecutiveDrawsAreNotAPattern() {
+        // Every tenth request kept would look right in the share and be wrong: runs of kept draws vary.
+        let kept = (1...10_000).filter { RequestTracing.draw($0, below: 0.1) }
+        let gaps = Set(zip(kept.dropFirst(), kept).map { $0 - $1 })
+        #expect(gaps.count > 20, "gaps between kept draws: \(gaps.sorted().prefix(10))")
     }
 }

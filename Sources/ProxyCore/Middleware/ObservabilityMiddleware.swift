@@ -75,7 +75,7 @@ struct ObservabilityMiddleware: RouterMiddleware {
         addFixedHeaders(route: request.route, to: &headers)
         let reason = status >= 400 ? headers[.xErrorReason] ?? (status == 404 ? "not_found" : "error") : nil
         headers[.xErrorReason] = nil
-        trace?.end(status: status, publicMessage: reason, errorType: reason)
+        trace?.end(status: status, publicMessage: reason, errorType: reason, cacheTier: request.timings.cacheTier)
         record(request, status: status, bytes: headers[.contentLength], errorReason: reason, total: total)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ImageCore
+import Synchronization
 import Tracing
 
 /// One sampled request's trace: the tracer, the request's server span, and how its monotonic clock maps
@@ -74,10 +75,12 @@ public final class RequestTrace: Sendable {
         return lines
     }
 
-    /// The `traceparent` value of the request span (for `Server-Timing`, ``headerLines(for:)``'s first line).
-    public var traceparent: String? {
-        headerLines(for: span.context).first { $0.hasPrefix("traceparent: ") }.map { String($0.dropFirst(13)) }
-    }
+    /// The `traceparent` value of the request span (for `Server-Timing` and the access log's ids), made once.
+    public var traceparent: String? { madeTraceparent.withLock { made in
+        if made == nil { made = .some(headerLines(for: span.context).first { $0.hasPrefix("traceparent: ") }.map { String($0.dropFirst(13)) }) }
+        return made ?? nil
+    } }
+    private let madeTraceparent = Mutex<String??>(nil)
 
     /// The request span's trace id and span id (lower-case hex), as its `traceparent` carries them.
     public var ids: (traceID: String, spanID: String)? {
@@ -103,8 +106,9 @@ public final class RequestTrace: Sendable {
 
     /// Ends the request span with the response's status code (`http.response.status_code`; a 5xx is an
     /// error, a 4xx is not, as the server conventions say).
-    public func end(status: Int, publicMessage: String?, errorType: String?) {
+    public func end(status: Int, publicMessage: String?, errorType: String?, cacheTier: String? = nil) {
         span.attributes["http.response.status_code"] = status
+        if let cacheTier { span.attributes["imageproxy.cache"] = cacheTier }
         if let errorType { span.attributes["error.type"] = errorType }
         if status >= 500 { span.setStatus(SpanStatus(code: .error, message: publicMessage)) }
         span.end(at: wall(.now))

@@ -21,6 +21,10 @@ public struct RequestTracing: Sendable {
     let includesSourceQuery: Bool
     /// Spans lost so far (the status page shows them).
     public let health: TraceExportHealth
+    /// The share of new traces sampled (`tracing.sampleRatio`), decided here before any span is made.
+    let sampleRatio: Double
+    /// Draws for that decision (a counter through a mixing function: no system call, no lock).
+    let draws = AtomicCounter()
 
     /// The tracing of `settings`; nil when tracing is off.
     /// - Throws: swift-otel's configuration error (an endpoint or sampler it cannot use).
@@ -39,7 +43,10 @@ public struct RequestTracing: Sendable {
         configuration.traces.batchSpanProcessor.maxQueueSize = settings.queueSize
         configuration.traces.batchSpanProcessor.maxExportBatchSize = min(512, settings.queueSize)
         configuration.traces.batchSpanProcessor.exportTimeout = .milliseconds(settings.exportTimeoutMilliseconds)
-        configuration.traces.sampler = .parentBasedTraceIDRatio(ratio: settings.sampleRatio) ?? .parentBasedAlwaysOn
+        // New traces are sampled by `startRequest` before any span exists (an unsampled request then costs
+        // nothing); the tracer keeps what it is given and follows a caller's `traceparent`. An
+        // `OTEL_TRACES_SAMPLER` in the environment replaces this parent-based rule.
+        configuration.traces.sampler = .parentBasedAlwaysOn
         configuration.propagators = [.traceContext]
         let health = TraceExportHealth()
         let diagnostics = ExporterDiagnostics(forward: logger, metrics: metrics, health: health)
@@ -49,12 +56,13 @@ public struct RequestTracing: Sendable {
         let backend = try OTel.makeTracingBackend(configuration: configuration)
         return RequestTracing(
             tracer: backend.factory, service: backend.service, exposeToClients: settings.exposeToClients,
-            includesSourceQuery: includesSourceQuery, health: health)
+            includesSourceQuery: includesSourceQuery, health: health, sampleRatio: settings.sampleRatio)
     }
 
     /// Starts the server span of a request (`GET /img`), continuing the trace of the client's `traceparent`
     /// and `tracestate`; nil when it is not sampled.
     func startRequest(method: String, path: String, traceparent: String?, tracestate: String?) -> RequestTrace? {
+        if traceparent == nil, sampleRatio < 1, !Self.draw(draws.increment(), below: sampleRatio) { return nil }
         var parent = ServiceContext.topLevel
         if traceparent != nil {
             tracer.extract(TraceHeaders(traceparent: traceparent, tracestate: tracestate), into: &parent, using: TraceHeaderExtractor())
@@ -70,6 +78,16 @@ public struct RequestTracing: Sendable {
             return nil
         }
         return trace
+    }
+
+    /// Whether the `count`th draw falls below `ratio`: `count` mixed by SplitMix64's finaliser into a uniform
+    /// 53-bit fraction.
+    static func draw(_ count: Int, below ratio: Double) -> Bool {
+        var mixed = UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        mixed ^= mixed >> 31
+        return Double(mixed >> 11) / Double(UInt64(1) << 53) < ratio
     }
 
     /// A request's W3C trace context headers, as sent.

@@ -17,8 +17,8 @@ public struct TracingSettings: Sendable, Equatable {
     public var headers: [String] = []
     /// `service.name` of the spans. Key `tracing.serviceName`, default `imageproxy`.
     public var serviceName = "imageproxy"
-    /// The share of new traces sampled (0...1), parent-based: a request whose `traceparent` says sampled
-    /// (or not) follows its parent. Key `tracing.sampleRatio`, default 1.
+    /// The share of new traces sampled (0...1), decided before any span is made (an unsampled request costs
+    /// nothing); a request with a `traceparent` follows its caller's decision. Key `tracing.sampleRatio`, default 1.
     public var sampleRatio = 1.0
     /// Finished spans held for export; beyond it spans are dropped and counted
     /// (`imageproxy_trace_spans_dropped_total`). Key `tracing.queueSize`, default 4096.
