@@ -302,6 +302,33 @@ import TestSupport
         }
     }
 
+    @Test func objectStoreRequestsAreSpansOfTheirOwnAndStillSigned() async throws {
+        let receiver = try Receiver()
+        defer { receiver.stop() }
+        let cache = Self.temporaryCache()
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        try await withObjectStore(buckets: ["images", "cache"]) { store in
+            #expect(try store.put(TestOrigin.jpeg, bucket: "images", key: "traced/photo.jpg", contentType: "image/jpeg") == 200)
+            let environment = SharedTierTests.replicaEnvironment(store, cache: cache)
+                .merging(Self.environment(receiver: receiver.port, cache: cache)) { $1 }
+            let service = try await ServiceProcess(environment: environment)
+            defer { service.signal(SIGKILL) }
+            let (status, _) = try await httpGet(port: service.port, path: "/img?url=s3%3A%2F%2Fimages%2Ftraced%2Fphoto.jpg&w=110")
+            #expect(status == 200)
+            let spans = try await receiver.spans { spans in spans.contains { $0.name == "imageproxy.shared_write" } }
+            let request = try #require(spans.first { $0.name == "GET /img" })
+            let lookup = try #require(spans.first { $0.name == "imageproxy.shared" })
+            #expect(lookup.parent_span_id == request.span_id && lookup.attributes["imageproxy.hit"] == .flag(false))
+            let fetch = try #require(spans.first { $0.name == "imageproxy.fetch" })
+            let object = try #require(spans.first { $0.name == "GET" && $0.parent_span_id == fetch.span_id })
+            #expect(object.attributes["http.response.status_code"] == .number(200), "the signed GET with a traceparent is accepted")
+            // The background write, in the request's trace, signed with its traceparent and accepted.
+            let write = try #require(spans.first { $0.name == "imageproxy.shared_write" })
+            #expect(write.trace_id == request.trace_id && write.parent_span_id == request.span_id)
+            #expect(write.attributes["http.response.status_code"] == .number(200))
+        }
+    }
+
     @Test func aCollectorThatIsDownOrFailingCostsNoRequestAnything() async throws {
         let failing = try Receiver(failing: true)
         defer { failing.stop() }
@@ -318,15 +345,18 @@ import TestSupport
                 defer { service.signal(SIGKILL) }
                 let path = "/img?url=http://127.0.0.1:\(client.port!)/photo.jpg&w=90"
                 #expect(try await httpGet(port: service.port, path: path).status == 200)
-                // Hits while the exporter fails: each answered, none slower than 5 ms at the server.
-                var slowest = 0.0
+                // Hits while the exporter fails: each answered, within 5 ms at the server (`Server-Timing`'s total).
+                // A request waiting on the exporter would take its timeout (500 ms here); a loaded test machine
+                // may delay a stray request by a few milliseconds, so 1 in 100 may pass 5 ms, none 100 ms.
+                var totals: [Double] = []
                 for _ in 0..<200 {
                     let (status, _, headers) = try await httpRequest(port: service.port, path: path)
                     #expect(status == 200)
                     let total = headers["server-timing"]?.components(separatedBy: "total;dur=").last.flatMap { Double($0.prefix { $0 != "," }) }
-                    slowest = max(slowest, total ?? 999)
+                    totals.append(total ?? 999)
                 }
-                #expect(slowest < 5, "slowest hit \(slowest) ms")
+                #expect(totals.filter { $0 >= 5 }.count <= 2, "hits over 5 ms: \(totals.filter { $0 >= 5 })")
+                #expect(totals.max() ?? 999 < 100, "slowest hit \(totals.max() ?? 999) ms")
                 // The lost spans are counted (once the exporter has given up on its batch: 500 ms here).
                 var dropped = 0.0, failed = 0.0
                 let deadline = ContinuousClock.now + .seconds(15)

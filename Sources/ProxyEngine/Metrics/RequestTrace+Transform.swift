@@ -15,7 +15,16 @@ extension RequestTrace {
         if let quality = encoded.chosenQuality { attributes["imageproxy.output.quality"] = quality }
         if let fits = encoded.fitsSizeTarget { attributes["imageproxy.max_bytes.met"] = fits }
         let context = recordSpan("imageproxy.transform", from: start, to: .now, attributes: attributes)
-        recordPhases(encoded.phases, parent: context)
+        // The output's attributes on the encode too (the phase whose name ends in `encode`).
+        var phases = encoded.phases
+        if let encode = phases.lastIndex(where: { $0.name.hasSuffix("encode") }) {
+            phases[encode].details += [
+                ("imageproxy.output.format", .text(encoded.format.rawValue)), ("imageproxy.output.bytes", .integer(encoded.bytes.count)),
+                ("imageproxy.encodes", .integer(encoded.encodes)),
+            ]
+            if let quality = encoded.chosenQuality { phases[encode].details.append(("imageproxy.output.quality", .integer(quality))) }
+        }
+        recordPhases(phases, parent: context)
         return context
     }
 

@@ -121,7 +121,10 @@ extension ImageTransformer {
         // The profile's bytes copied while the loader is still open (HEIF: see ipx_vips_with_own_profile).
         if plan.keepProfile { image = try image.producing { ipx_vips_with_own_profile($0, $1) } }
         let steps = imageSteps(for: request, overlay: overlay)
-        if steps.count > 1 { phases.begin("steps", [("imageproxy.steps", .integer(steps.count))]) }
+        if steps.count > 1 {
+            // The steps after the resize: named for the overlays when there are any (they cost most).
+            phases.begin(request.watermark != nil || request.text != nil ? "overlays" : "filters", [("imageproxy.steps", .integer(steps.count))])
+        }
         for step in steps {
             image = try step.apply(to: image)
         }
