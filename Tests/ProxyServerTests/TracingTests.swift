@@ -223,6 +223,9 @@ import TestSupport
             let phases = inTrace.filter { $0.parent_span_id == transform.span_id }
             #expect(phases.contains { $0.name.hasSuffix("encode") }, "the encode is a phase: \(phases.map(\.name))")
             #expect(phases.contains { $0.name.hasPrefix("imageproxy.decode") }, "the decode is a phase: \(phases.map(\.name))")
+            #expect(phases.contains { $0.name == "imageproxy.memory_wait" }, "the wait for memory is a phase: \(phases.map(\.name))")
+            let encode = phases.last { $0.name.hasSuffix("encode") }
+            #expect(encode?.attributes["imageproxy.output.format"] == .text("webp"), "the encode carries the output")
 
             // The origin saw the origin request's span as the parent.
             let sent = try #require(origin.traceparents("/photo.jpg").first ?? nil)

@@ -5,7 +5,7 @@
 /// the pixels are decoded and reduced while the encoder pulls them, so the time lands in `encode`
 /// (its `imageproxy.pipeline` detail says `lazy`). The own decoders (libjpeg at a scale, the DC-only
 /// decoder, the PNG decoder) decode in `decode`.
-public struct TransformPhase: Sendable, Equatable {
+public struct TransformPhase: Sendable {
     /// A detail's value: text or an integer.
     public enum Value: Sendable, Equatable {
         case text(String)
@@ -26,10 +26,6 @@ public struct TransformPhase: Sendable, Equatable {
         self.details = details
     }
 
-    public static func == (lhs: TransformPhase, rhs: TransformPhase) -> Bool {
-        lhs.name == rhs.name && lhs.start == rhs.start && lhs.end == rhs.end && lhs.details.map(\.key) == rhs.details.map(\.key)
-            && lhs.details.map(\.value) == rhs.details.map(\.value)
-    }
 }
 
 /// Records ``TransformPhase``s on the thread that runs a transform: each `begin` ends the phase before it.
